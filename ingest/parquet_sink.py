@@ -1,0 +1,79 @@
+"""Write rows to one Parquet file in batches, atomically: readers never see a half-written file.
+
+Rows arrive as plain dicts (building a pydantic object per row would cost more than parsing
+the dump); the Arrow schema derived from the table's pydantic model checks them as each batch
+is converted, so a row of the wrong shape fails loudly, with the table's name.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from types import TracebackType
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pydantic import BaseModel
+
+from schemas import arrow_schema
+
+BATCH_ROWS = 20_000
+
+
+class ParquetSink:
+    """Collects dict rows for one table and writes them to ``path`` when closed without error."""
+
+    def __init__(self, path: Path, model: type[BaseModel], *, batch_rows: int = BATCH_ROWS):
+        if batch_rows <= 0:
+            raise ValueError(f"batch_rows must be positive, got {batch_rows}")
+        self.path = Path(path)
+        self.model = model
+        self.schema = arrow_schema(model)
+        self.batch_rows = batch_rows
+        self.rows = 0
+        self._buffer: list[dict] = []
+        self._tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._writer = pq.ParquetWriter(self._tmp, self.schema, compression="zstd")
+
+    def append(self, row: dict) -> None:
+        self._buffer.append(row)
+        if len(self._buffer) >= self.batch_rows:
+            self._flush()
+
+    def extend(self, rows: list[dict]) -> None:
+        self._buffer.extend(rows)
+        if len(self._buffer) >= self.batch_rows:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._buffer:
+            return
+        try:
+            table = pa.Table.from_pylist(self._buffer, schema=self.schema)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, KeyError) as exc:
+            raise ValueError(f"rows for {self.model.__name__} do not fit its schema: {exc}") from exc
+        self._writer.write_table(table)
+        self.rows += len(self._buffer)
+        self._buffer.clear()
+
+    def close(self) -> None:
+        """Flush, then move the finished file into place (replacing an earlier run's)."""
+        self._flush()
+        self._writer.close()
+        os.replace(self._tmp, self.path)
+
+    def abort(self) -> None:
+        self._writer.close()
+        self._tmp.unlink(missing_ok=True)
+
+    def __enter__(self) -> ParquetSink:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()

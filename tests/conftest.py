@@ -1,0 +1,35 @@
+"""Shared fixtures: the real sample dumps under data/samples, and one ingest of all of them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from schemas.settings import HqaSettings
+
+if TYPE_CHECKING:
+    from ingest.pipeline import IngestReport
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO / "data" / "samples"
+WIKIDATA_ITEMS = SAMPLES / "wikidata" / "wikidata-sample-items.json.bz2"
+WIKIDATA_API = SAMPLES / "wikidata" / "wikidata-api-stream-sample.json.bz2"
+ENWIKI_SAMPLE = SAMPLES / "wikipedia" / "enwiki-2016-sample-pages-articles.xml.bz2"
+ENWIKI_TABLES = SAMPLES / "wikipedia" / "enwiki-table-markup.xml.bz2"
+OTTQA = SAMPLES / "ottqa"
+
+
+@pytest.fixture(scope="session")
+def settings() -> HqaSettings:
+    return HqaSettings()
+
+
+@pytest.fixture(scope="session")
+def sample_ingest(tmp_path_factory: pytest.TempPathFactory, settings: HqaSettings) -> IngestReport:
+    """All bundled samples ingested once, with the parser pool on (as in production)."""
+    from ingest.pipeline import run_ingest, sample_inputs
+
+    out = tmp_path_factory.mktemp("ingest")
+    return run_ingest(sample_inputs(SAMPLES), out, property_table=settings.property_table)
