@@ -1,0 +1,93 @@
+"""Link-target normalization must match how MediaWiki resolves titles, or title joins miss."""
+
+from __future__ import annotations
+
+import pytest
+
+from ingest.wikitext.titles import (
+    category_name,
+    classify_target,
+    is_category,
+    normalize_title,
+    wiki_url_to_title,
+)
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("albert_einstein#Early life", ("Albert einstein", "Early life")),
+        ("  Foo  bar ", ("Foo bar", None)),
+        ("Foo_bar#Early_life", ("Foo bar", "Early life")),
+        (":Category:X", ("Category:X", None)),
+        ("category:foo", ("Category:Foo", None)),
+        ("CATEGORY : foo bar", ("Category:Foo bar", None)),
+        ("wp:NPOV", ("Wikipedia:NPOV", None)),
+        ("template:Infobox", ("Template:Infobox", None)),
+        ("AT&amp;T", ("AT&T", None)),
+        ("Caf%C3%A9", ("Café", None)),
+        ("Foo#", ("Foo", None)),
+        ("iPod", ("IPod", None)),
+        ("ß-Test", ("ß-Test", None)),
+        ("Ys: The Vanished Omens", ("Ys: The Vanished Omens", None)),
+    ],
+)
+def test_normalize_title(raw: str, expected: tuple[str, str | None]) -> None:
+    assert normalize_title(raw) == expected
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "fr:Paris",
+        ":fr:Paris",
+        "wikt:run",
+        "w:Foo",
+        "commons:Main Page",
+        "File:x.jpg",
+        "Image:x.png",
+        "media:Sound.ogg",
+        "#History",
+        "#",
+        "",
+        "   ",
+        "Foo[bar]",
+        "{{PAGENAME}}",
+        "Category:",
+    ],
+)
+def test_normalize_title_rejects_non_articles(raw: str) -> None:
+    assert normalize_title(raw) is None
+
+
+def test_classify_target_tells_categorization_from_category_link() -> None:
+    membership = classify_target("Category:1879 births")
+    assert (membership.kind, membership.leading_colon) == ("category", False)
+    link = classify_target(":Category:1879 births")
+    assert (link.kind, link.leading_colon, link.title) == ("category", True, "Category:1879 births")
+    assert classify_target("Image:x.png").kind == "media"
+    assert classify_target("de:Berlin").kind == "language"
+    assert classify_target("wikt:run").kind == "interwiki"
+
+
+def test_is_category_and_category_name() -> None:
+    assert is_category("Category:Physics")
+    assert not is_category("Physics")
+    assert category_name("Category:1879 births") == "1879 births"
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("/wiki/Eek!_The_Cat", "Eek! The Cat"),
+        ("/wiki/Caf%C3%A9", "Café"),
+        ("/wiki/AC/DC", "AC/DC"),
+        ("https://en.wikipedia.org/wiki/Albert_Einstein#Early_life", "Albert Einstein"),
+        ("/wiki/Category:Physics", "Category:Physics"),
+        ("/wiki/File:X.jpg", None),
+        ("/w/index.php?title=Foo", None),
+        ("Foo", None),
+    ],
+)
+def test_wiki_url_to_title(url: str, expected: str | None) -> None:
+    assert wiki_url_to_title(url) == expected
