@@ -2,19 +2,27 @@
 
 Some releases (OTT-QA's passages: 180k members, ~120 MB) are a single ``{"key": value, …}``
 document. This reader decodes one member at a time from a sliding text buffer, so memory holds
-one member plus one read-ahead chunk; it reports the character offset of every member.
+one member plus one read-ahead chunk; it reports the character offset of every member. Keys,
+values and separators are matched by the C scanner of ``json`` and compiled regexes, so the
+Python work per member is a handful of calls.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from json.decoder import scanstring
 from typing import Any, TextIO
 
 READ_CHARS = 1 << 20
 MAX_MEMBER_CHARS = 64 << 20
-_WHITESPACE = " \t\r\n"
+_OPEN = re.compile(r"[ \t\n\r]*\{[ \t\n\r]*")
+_KEY_START = re.compile(r'[ \t\n\r]*"')
+_COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
+_AFTER_VALUE = re.compile(r"[ \t\n\r]*([,}])")
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
 
 
 class JsonStreamError(ValueError):
@@ -29,7 +37,11 @@ class JsonStreamError(ValueError):
 class Member:
     key: str
     value: Any
-    offset: int  # character offset of the member's key in the document
+    offset: int | None  # character offset of the member's key in the document, when streamed
+
+
+class _Incomplete(Exception):
+    """The buffer ends inside the current member: read more and try the member again."""
 
 
 class ObjectMembers:
@@ -39,69 +51,99 @@ class ObjectMembers:
         self._text = text
         self._max_member_chars = max_member_chars
         self._buffer = ""
-        self._pos = 0  # position in buffer
         self._base = 0  # document offset of buffer[0]
         self._eof = False
-        self._decoder = json.JSONDecoder()
+        self._scan = json.JSONDecoder().scan_once
 
-    def _fill(self) -> bool:
+    def _fill(self, keep_from: int) -> int:
+        """Append the next chunk, dropping buffer[:keep_from]; returns how much was dropped (0 at EOF)."""
         if self._eof:
-            return False
+            raise EOFError
         data = self._text.read(READ_CHARS)
         if not data:
             self._eof = True
-            return False
-        if self._pos > READ_CHARS:
-            self._base += self._pos
-            self._buffer = self._buffer[self._pos :]
-            self._pos = 0
-        self._buffer += data
-        return True
+            raise EOFError
+        self._buffer = self._buffer[keep_from:] + data
+        self._base += keep_from
+        return keep_from
 
-    def _skip_ws(self) -> str:
-        """Advance past whitespace; the next character, or '' at the end of the document."""
-        while True:
-            while self._pos < len(self._buffer) and self._buffer[self._pos] in _WHITESPACE:
-                self._pos += 1
-            if self._pos < len(self._buffer):
-                return self._buffer[self._pos]
-            if not self._fill():
-                return ""
+    def _error(self, message: str, pos: int) -> JsonStreamError:
+        return JsonStreamError(message, self._base + pos)
 
-    def _expect(self, chars: str, what: str) -> str:
-        char = self._skip_ws()
-        if char == "" or char not in chars:
-            found = "the end of the input" if char == "" else repr(char)
-            raise JsonStreamError(f"expected {what}, found {found}", self._base + self._pos)
-        self._pos += 1
-        return char
+    def _member(self, pos: int) -> tuple[str, Any, int, bool]:
+        """Parse one member at ``pos``: (key, value, position after it, whether '}' closed the object)."""
+        buf = self._buffer
+        match = _KEY_START.match(buf, pos)
+        if match is None:
+            raise self._error_or_incomplete(buf, pos, "expected a string key")
+        try:
+            key, end = scanstring(buf, match.end())
+        except ValueError as exc:
+            raise self._bad_value(exc, match.end()) from None
+        match = _COLON.match(buf, end)
+        if match is None:
+            raise self._error_or_incomplete(buf, end, "expected ':' after a key")
+        try:
+            value, end = self._scan(buf, match.end())
+        except (StopIteration, ValueError) as exc:
+            raise self._bad_value(exc, match.end()) from None
+        match = _AFTER_VALUE.match(buf, end)  # also proves a number did not continue past the buffer
+        if match is None:
+            raise self._error_or_incomplete(buf, end, "expected ',' or '}' after a value")
+        return key, value, match.end(), match.group(1) == "}"
 
-    def _decode(self) -> Any:
-        self._skip_ws()
-        while True:
-            try:
-                value, end = self._decoder.raw_decode(self._buffer, self._pos)
-            except json.JSONDecodeError as exc:
-                # Maybe the value just continues in the next chunk; a value that never ends is bad input.
-                if len(self._buffer) - self._pos < self._max_member_chars and self._fill():
-                    continue
-                raise JsonStreamError(f"bad JSON value ({exc.msg})", self._base + exc.pos) from None
-            # A number could continue in the unread part: make sure a delimiter follows.
-            if end == len(self._buffer) and self._fill():
-                continue
-            self._pos = end
-            return value
+    def _bad_value(self, exc: Exception, pos: int) -> Exception:
+        """Before the end of the input a value may just continue in the next chunk; at the end it is bad."""
+        if not self._eof:
+            return _Incomplete()
+        if isinstance(exc, json.JSONDecodeError):
+            return self._error(f"bad JSON value ({exc.msg})", exc.pos)
+        return self._error("bad JSON value", exc.value if isinstance(exc, StopIteration) else pos)
+
+    def _error_or_incomplete(self, buf: str, pos: int, message: str) -> Exception:
+        rest = _WHITESPACE.match(buf, pos)
+        return _Incomplete() if rest is not None and rest.end() == len(buf) else self._error(message, pos)
 
     def __iter__(self) -> Iterator[Member]:
-        self._expect("{", "'{' opening the document")
-        if self._skip_ws() == "}":
+        pos = self._start()
+        if pos < 0:
             return
         while True:
-            offset = self._base + self._pos
-            key = self._decode()
-            if not isinstance(key, str):
-                raise JsonStreamError("expected a string key", offset)
-            self._expect(":", "':' after a key")
-            yield Member(key, self._decode(), offset)
-            if self._expect(",}", "',' or '}' after a value") == "}":
+            try:
+                key, value, end, closed = self._member(pos)
+            except _Incomplete:
+                if len(self._buffer) - pos > self._max_member_chars:
+                    raise self._error("member exceeds the size limit or never ends", pos) from None
+                try:
+                    pos -= self._fill(pos)
+                except EOFError:
+                    raise self._final_error(pos) from None
+                continue
+            yield Member(key, value, self._base + _KEY_START.match(self._buffer, pos).end() - 1)  # type: ignore[union-attr]
+            if closed:
                 return
+            pos = end
+
+    def _start(self) -> int:
+        """Position after the opening '{', or -1 for an empty object."""
+        while True:
+            match = _OPEN.match(self._buffer)
+            if match is not None and match.end() < len(self._buffer):
+                break
+            try:
+                self._fill(0)
+            except EOFError:
+                raise self._error("expected '{' opening the document", 0) from None
+        if self._buffer[match.end()] == "}":
+            return -1
+        return match.end()
+
+    def _final_error(self, pos: int) -> JsonStreamError:
+        """The input ended inside a member: say what exactly is wrong with it."""
+        try:
+            self._member(pos)
+        except _Incomplete:
+            pass
+        except JsonStreamError as exc:
+            return exc
+        return self._error("the document breaks off inside a member", pos)

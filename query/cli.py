@@ -1,0 +1,167 @@
+"""The ``hqa`` command line: thin argument parsing over the library functions the DAGs call too."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from ingest.ottqa import OttqaIngestOptions
+from ingest.pipeline import IngestInputs, IngestReport, run_ingest, sample_inputs
+from ingest.shard_output import ErrorRateExceeded
+from ingest.shards import Shard
+from ingest.wikidata.ingest import WikidataIngestOptions, WikidataScope
+from ingest.wikipedia.ingest import WikipediaIngestOptions
+from schemas.settings import HqaSettings
+
+console = Console(stderr=False)
+
+
+def _ids(text: str | None) -> frozenset[str]:
+    return frozenset(t.strip() for t in (text or "").split(",") if t.strip())
+
+
+def _shard(text: str) -> Shard:
+    try:
+        return Shard.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _add_ingest(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("ingest", help="ingest Wikidata / Wikipedia / OTT-QA dumps into Parquet")
+    p.add_argument(
+        "--wikidata", type=Path, action="append", default=[], help="Wikidata JSON dump (repeatable)"
+    )
+    p.add_argument("--wikipedia", type=Path, action="append", default=[], help="pages-articles XML dump")
+    p.add_argument("--ottqa", type=Path, help="folder holding OTT-QA tables.json.gz and passages.json.gz")
+    p.add_argument("--ottqa-limit", type=int, help="read only the first N tables and passages")
+    p.add_argument(
+        "--samples", action="store_true", help="ingest the bundled sample dumps (default if no input)"
+    )
+    p.add_argument("--out", type=Path, help="output folder (default: <state_dir>/ingest)")
+    p.add_argument("--language", help="label language (default en)")
+    p.add_argument(
+        "--shard",
+        type=_shard,
+        default=Shard(),
+        help="Wikidata shard: all | bytes:START:END | lines:START:END",
+    )
+    p.add_argument("--ids", help="keep only these Wikidata ids (comma-separated)")
+    p.add_argument("--instance-of", help="keep only items that are instances of these classes")
+    p.add_argument("--require-enwiki", action="store_true", help="keep only items with an English article")
+    p.add_argument("--workers", type=int, help="wikitext parser processes (0 = one per core)")
+    p.add_argument("--max-error-rate", type=float, help="fail when a larger share of records is quarantined")
+
+
+def cmd_ingest(args: argparse.Namespace, settings: HqaSettings) -> int:
+    inputs = IngestInputs(args.wikidata, args.wikipedia, args.ottqa)
+    if args.samples or inputs.is_empty():
+        samples = sample_inputs(settings.samples_dir)
+        inputs = IngestInputs(
+            inputs.wikidata + samples.wikidata,
+            inputs.wikipedia + samples.wikipedia,
+            inputs.ottqa or samples.ottqa,
+        )
+    out_dir = args.out or settings.ingest_dir
+    try:
+        report = run_ingest(
+            inputs,
+            out_dir,
+            property_table=settings.property_table,
+            wikidata_options=WikidataIngestOptions(
+                language=settings.language,
+                shard=args.shard,
+                scope=WikidataScope(
+                    ids=_ids(args.ids), instance_of=_ids(args.instance_of), require_enwiki=args.require_enwiki
+                ),
+                max_error_rate=settings.max_error_rate,
+            ),
+            wikipedia_options=WikipediaIngestOptions(
+                workers=settings.workers, max_error_rate=settings.max_error_rate
+            ),
+            ottqa_options=OttqaIngestOptions(limit=args.ottqa_limit, max_error_rate=settings.max_error_rate),
+        )
+    except ErrorRateExceeded as exc:
+        console.print(f"[red]ingest failed:[/red] {exc}")
+        return 2
+    print_ingest_report(report)
+    return 0
+
+
+def print_ingest_report(report: IngestReport) -> None:
+    table = Table(title=f"Ingest summary — output in {report.out_dir}")
+    for column in (
+        "reader",
+        "input",
+        "shard",
+        "read",
+        "written",
+        "quarantined",
+        "rows per table",
+        "MB/s",
+        "s",
+    ):
+        table.add_column(
+            column, justify="right" if column in {"read", "written", "quarantined", "MB/s", "s"} else "left"
+        )
+    for s in report.summaries:
+        rows = ", ".join(f"{k} {v:,}" for k, v in s.counts.items() if k != "quarantine")
+        rate = s.bytes_read / 1e6 / s.seconds if s.seconds else 0.0
+        table.add_row(
+            s.reader,
+            Path(s.source).name,
+            s.shard,
+            f"{s.records_read:,}",
+            f"{s.records_written:,}",
+            f"{s.quarantined:,}",
+            rows,
+            f"{rate:.1f}",
+            f"{s.seconds:.1f}",
+        )
+    console.print(table)
+    if report.dangling_path is not None:
+        console.print(
+            f"{report.dangling_references:,} entity ids referenced by statements are not in the slice "
+            f"(kept as ids; listed in {report.dangling_path})."
+        )
+    quarantined = sum(s.quarantined for s in report.summaries)
+    console.print(
+        f"{quarantined:,} records quarantined (with positions) under {report.out_dir / 'quarantine'}."
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hqa", description="Hybrid QA over Wikipedia and Wikidata")
+    parser.add_argument("--config", type=Path, help="settings file (TOML or YAML)")
+    parser.add_argument("--state-dir", type=Path, help="where generated data goes (default .state/)")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    sub = parser.add_subparsers(dest="command", required=True)
+    _add_ingest(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    settings = HqaSettings.load(
+        args.config,
+        state_dir=args.state_dir,
+        language=getattr(args, "language", None),
+        workers=getattr(args, "workers", None),
+        max_error_rate=getattr(args, "max_error_rate", None),
+    )
+    if args.command == "ingest":
+        return cmd_ingest(args, settings)
+    raise AssertionError(f"unhandled command {args.command}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
