@@ -8,14 +8,20 @@ batch of rows, never the dump. Bad lines are quarantined with their line and byt
 from __future__ import annotations
 
 import logging
+import multiprocessing as mp
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
+import pyarrow as pa
 from pydantic import BaseModel, Field, field_validator
 
+from ingest.parquet_sink import rows_to_table
 from ingest.progress import progress
 from ingest.shard_output import ShardOutput
-from ingest.shards import Shard, ShardLines
+from ingest.shards import Shard, ShardLine, ShardLines
 from ingest.sources import file_sha256
 from ingest.wikidata.extract import entity_row, referenced_items, statement_rows
 from ingest.wikidata.properties import property_row_from_entity
@@ -25,6 +31,7 @@ from schemas.wikidata import Entity, PropertyLabel, Statement
 log = logging.getLogger(__name__)
 
 READER = "wikidata"
+BATCH_BYTES = 1 << 20  # lines handed to a worker at a time
 TABLES: dict[str, type[BaseModel]] = {
     "entities": Entity,
     "statements": Statement,
@@ -55,6 +62,7 @@ class WikidataIngestOptions(BaseModel):
     shard: Shard = Shard()
     max_error_rate: float | None = Field(0.01, description="fail the run above this quarantined share")
     max_line_bytes: int = Field(64 << 20, description="lines longer than this are quarantined unparsed")
+    workers: int = Field(0, description="extraction processes; 0 = one per core, 1 = in-process")
 
     @field_validator("language")
     @classmethod
@@ -81,6 +89,93 @@ def _entity_json(data: bytes) -> bytes | None:
     return data
 
 
+@dataclass
+class _BatchResult:
+    """What one batch of lines gave: Arrow tables (cheap to send between processes) and tallies."""
+
+    entities: pa.Table
+    statements: pa.Table
+    properties: list[dict]
+    rejects: list[dict]
+    read: int = 0
+    written: int = 0
+    skipped: int = 0
+    referenced: set[str] = field(default_factory=set)
+    seen: set[str] = field(default_factory=set)
+
+
+def _extract_batch(job: tuple[list[ShardLine], WikidataIngestOptions]) -> _BatchResult:
+    """Parse and extract one batch of dump lines; runs in a worker process when workers > 1."""
+    lines, options = job
+    entities: list[dict] = []
+    statements: list[dict] = []
+    properties: list[dict] = []
+    rejects: list[dict] = []
+    read = skipped = 0
+    referenced: set[str] = set()
+    for line in lines:
+        payload = _entity_json(line.data)
+        if payload is None:
+            continue
+        read += 1
+        where = {"line": line.line_no, "byte_offset": line.offset}
+        if len(payload) > options.max_line_bytes:
+            rejects.append(
+                {
+                    **where,
+                    "error": f"line of {len(payload)} bytes exceeds max_line_bytes={options.max_line_bytes}",
+                    "error_type": "RecordTooLarge",
+                    "excerpt": payload[:1000],
+                }
+            )
+            continue
+        entity = None
+        try:
+            entity = orjson.loads(payload)
+            if not isinstance(entity, dict):
+                raise ValueError(f"expected a JSON object, got {type(entity).__name__}")
+            row = entity_row(entity, options.language)
+            stmts = statement_rows(entity)
+        except (orjson.JSONDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            entity_id = entity.get("id") if isinstance(entity, dict) else None
+            rejects.append({**where, "error": exc, "excerpt": payload, "record_id": entity_id})
+            continue
+        if not options.scope.keeps(row):
+            skipped += 1
+            continue
+        entities.append(row)
+        statements.extend(stmts)
+        if (prop := property_row_from_entity(row)) is not None:
+            properties.append(prop)
+        referenced |= referenced_items(stmts)
+    return _BatchResult(
+        entities=rows_to_table(entities, Entity),
+        statements=rows_to_table(statements, Statement),
+        properties=properties,
+        rejects=rejects,
+        read=read,
+        written=len(entities),
+        skipped=skipped,
+        referenced=referenced,
+        seen={row["id"] for row in entities},
+    )
+
+
+def _line_batches(
+    lines: ShardLines, options: WikidataIngestOptions
+) -> Iterator[tuple[list[ShardLine], WikidataIngestOptions]]:
+    batch: list[ShardLine] = []
+    size = 0
+    for line in lines:
+        batch.append(line)
+        size += len(line.data)
+        if size >= BATCH_BYTES:
+            yield batch, options
+            batch, size = [], 0
+    if batch:
+        yield batch, options
+
+
 def ingest_wikidata(
     source: Path, out_dir: Path, options: WikidataIngestOptions | None = None
 ) -> IngestSummary:
@@ -89,50 +184,31 @@ def ingest_wikidata(
     source = Path(source)
     if not source.is_file():
         raise FileNotFoundError(f"Wikidata dump not found: {source}")
+    workers = options.workers or os.cpu_count() or 1
     output = ShardOutput(out_dir, READER, source, options.shard.name, TABLES)
+    # Forked before the reader thread starts, so no thread is copied into a worker.
+    pool = mp.get_context("fork").Pool(workers) if workers > 1 else None
     lines = ShardLines(source, options.shard)
     read = written = skipped = statements = 0
     referenced: set[str] = set()
     seen: set[str] = set()
     bar = progress(f"wikidata {source.name}", unit=" entities")
     try:
-        for line in lines:
-            payload = _entity_json(line.data)
-            if payload is None:
-                continue
-            read += 1
-            bar.update()
-            where = {"line": line.line_no, "byte_offset": line.offset}
-            if len(payload) > options.max_line_bytes:
-                output.reject(
-                    error=f"line of {len(payload)} bytes exceeds max_line_bytes={options.max_line_bytes}",
-                    error_type="RecordTooLarge",
-                    excerpt=payload[:1000],
-                    **where,
-                )
-                continue
-            entity = None
-            try:
-                entity = orjson.loads(payload)
-                if not isinstance(entity, dict):
-                    raise ValueError(f"expected a JSON object, got {type(entity).__name__}")
-                row = entity_row(entity, options.language)
-                stmts = statement_rows(entity)
-            except (orjson.JSONDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
-                entity_id = entity.get("id") if isinstance(entity, dict) else None
-                output.reject(error=exc, excerpt=payload, record_id=entity_id, **where)
-                continue
-            if not options.scope.keeps(row):
-                skipped += 1
-                continue
-            output["entities"].append(row)
-            output["statements"].extend(stmts)
-            if (prop := property_row_from_entity(row)) is not None:
-                output["properties"].append(prop)
-            written += 1
-            statements += len(stmts)
-            seen.add(row["id"])
-            referenced |= referenced_items(stmts)
+        batches = _line_batches(lines, options)
+        results = pool.imap(_extract_batch, batches) if pool else map(_extract_batch, batches)
+        for result in results:
+            output["entities"].write_table(result.entities)
+            output["statements"].write_table(result.statements)
+            output["properties"].extend(result.properties)
+            for reject in result.rejects:
+                output.reject(**reject)
+            read += result.read
+            written += result.written
+            skipped += result.skipped
+            statements += result.statements.num_rows
+            referenced |= result.referenced
+            seen |= result.seen
+            bar.update(result.read)
         if lines.stream.truncated is not None:
             cut = lines.stream.truncated
             output.reject(
@@ -145,6 +221,8 @@ def ingest_wikidata(
         raise
     finally:
         bar.close()
+        if pool:
+            pool.terminate()
     dangling = len(referenced - seen)
     log.info(
         "%s: %d entities, %d statements, %d referenced ids not in this shard",
