@@ -18,6 +18,7 @@ import json
 import logging
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,13 @@ class OttqaIngestOptions(BaseModel):
     limit: int | None = Field(None, description="read at most this many members of each file (for samples)")
 
 
+@lru_cache(maxsize=1 << 18)
+def _url_title(url: str) -> str | None:
+    """Cell links repeat across rows and tables (~550k links, far fewer targets): normalize each once."""
+    return wiki_url_to_title(url)
+
+
+@lru_cache(maxsize=1 << 18)
 def page_id_for(title: str) -> int:
     """Stable id for a title that has no page id in the source."""
     return int.from_bytes(hashlib.blake2b(title.encode(), digest_size=8).digest(), "big") >> 1
@@ -67,7 +75,7 @@ def _page_row(title: str) -> dict[str, Any]:
 def _link_refs(urls: list[str], anchor: str) -> list[dict[str, str]]:
     refs = []
     for url in urls:
-        target = wiki_url_to_title(url)
+        target = _url_title(url)
         if target:
             refs.append({"target": target, "anchor": anchor})
     return refs

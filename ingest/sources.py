@@ -48,11 +48,14 @@ def _new_decompressor(kind: str) -> bz2.BZ2Decompressor | zlib._Decompress:
     return bz2.BZ2Decompressor() if kind == "bz2" else zlib.decompressobj(wbits=31)
 
 
-def decompressed_blocks(path: Path, raw_block: int = 1 << 20, start: int = 0) -> Iterator[bytes]:
+def decompressed_blocks(
+    path: Path, raw_block: int = 1 << 20, start: int = 0, raw_digest: hashlib._Hash | None = None
+) -> Iterator[bytes]:
     """Decompressed bytes of a bz2/gzip/plain file from offset ``start``, across concatenated streams.
 
     A plain file seeks to ``start``; a compressed one is decompressed up to it and the bytes
-    before it are dropped.
+    before it are dropped. ``raw_digest`` is updated with every raw byte read (from ``start`` on,
+    for a plain file), which checksums the input in the same pass.
 
     Driving the decompressor directly (instead of through ``bz2.open``) means a truncated
     archive still yields every byte it holds before raising ``EOFError``: a buffered reader
@@ -63,6 +66,8 @@ def decompressed_blocks(path: Path, raw_block: int = 1 << 20, start: int = 0) ->
         if kind == "none":
             f.seek(start)
             while block := f.read(raw_block):
+                if raw_digest is not None:
+                    raw_digest.update(block)
                 yield block
             return
         decompressor = _new_decompressor(kind)
@@ -71,6 +76,8 @@ def decompressed_blocks(path: Path, raw_block: int = 1 << 20, start: int = 0) ->
             block = f.read(raw_block)
             if not block:
                 break
+            if raw_digest is not None:
+                raw_digest.update(block)
             while block:
                 out = decompressor.decompress(block)
                 if to_skip and out:
@@ -87,6 +94,8 @@ def decompressed_blocks(path: Path, raw_block: int = 1 << 20, start: int = 0) ->
                     block = f.read(raw_block)
                     if not block:
                         return
+                    if raw_digest is not None:
+                        raw_digest.update(block)
         if not decompressor.eof:
             raise EOFError("compressed file ended before the end-of-stream marker was reached")
 
@@ -125,17 +134,21 @@ class ChunkStream:
         self.chunk_bytes = chunk_bytes
         self.truncated: Truncation | None = None
         self.bytes_read = 0
+        self._digest = hashlib.sha256() if start == 0 else None
+        self._complete = False
         self._queue: queue.Queue[bytes | BaseException | None] = queue.Queue(maxsize=prefetch)
         self._stop = threading.Event()
 
     def _produce(self) -> None:
         offset = self.start
         try:
-            for block in decompressed_blocks(self.path, self.chunk_bytes, self.start):
+            for block in decompressed_blocks(self.path, self.chunk_bytes, self.start, self._digest):
                 if self._stop.is_set():
                     break
                 offset += len(block)
                 self._queue.put(block)
+            else:
+                self._complete = True
         except (EOFError, OSError, ValueError, zlib.error) as exc:
             # A cut or corrupt archive: keep what came before, report where it broke.
             self.truncated = Truncation(offset, f"{type(exc).__name__}: {exc}")
@@ -143,6 +156,11 @@ class ChunkStream:
             self._queue.put(exc)
         finally:
             self._queue.put(None)
+
+    @property
+    def sha256(self) -> str | None:
+        """Checksum of the whole raw file, when this stream read all of it (else None)."""
+        return self._digest.hexdigest() if self._complete and self._digest is not None else None
 
     def __iter__(self) -> Iterator[bytes]:
         thread = threading.Thread(target=self._produce, name=f"read:{self.path.name}", daemon=True)

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field, field_validator
 from ingest.parquet_sink import rows_to_table
 from ingest.progress import progress
 from ingest.shard_output import ShardOutput
-from ingest.shards import Shard, ShardLine, ShardLines
+from ingest.shards import Shard, ShardLines
 from ingest.sources import file_sha256
 from ingest.wikidata.extract import entity_row, referenced_items, statement_rows
 from ingest.wikidata.properties import property_row_from_entity
@@ -104,21 +104,37 @@ class _BatchResult:
     seen: set[str] = field(default_factory=set)
 
 
-def _extract_batch(job: tuple[list[ShardLine], WikidataIngestOptions]) -> _BatchResult:
+@dataclass
+class _LineBatch:
+    """Consecutive dump lines, sent to a worker as plain bytes (cheap to pickle)."""
+
+    first_line_no: int | None
+    first_offset: int
+    lines: list[bytes]
+    options: WikidataIngestOptions
+
+    def positions(self) -> Iterator[tuple[int | None, int, bytes]]:
+        offset = self.first_offset
+        for i, data in enumerate(self.lines):
+            yield (None if self.first_line_no is None else self.first_line_no + i), offset, data
+            offset += len(data) + 1
+
+
+def _extract_batch(batch: _LineBatch) -> _BatchResult:
     """Parse and extract one batch of dump lines; runs in a worker process when workers > 1."""
-    lines, options = job
+    options = batch.options
     entities: list[dict] = []
     statements: list[dict] = []
     properties: list[dict] = []
     rejects: list[dict] = []
     read = skipped = 0
     referenced: set[str] = set()
-    for line in lines:
-        payload = _entity_json(line.data)
+    for line_no, offset, data in batch.positions():
+        payload = _entity_json(data)
         if payload is None:
             continue
         read += 1
-        where = {"line": line.line_no, "byte_offset": line.offset}
+        where = {"line": line_no, "byte_offset": offset}
         if len(payload) > options.max_line_bytes:
             rejects.append(
                 {
@@ -161,19 +177,19 @@ def _extract_batch(job: tuple[list[ShardLine], WikidataIngestOptions]) -> _Batch
     )
 
 
-def _line_batches(
-    lines: ShardLines, options: WikidataIngestOptions
-) -> Iterator[tuple[list[ShardLine], WikidataIngestOptions]]:
-    batch: list[ShardLine] = []
+def _line_batches(lines: ShardLines, options: WikidataIngestOptions) -> Iterator[_LineBatch]:
+    batch: _LineBatch | None = None
     size = 0
     for line in lines:
-        batch.append(line)
+        if batch is None:
+            batch = _LineBatch(line.line_no, line.offset, [], options)
+        batch.lines.append(line.data)
         size += len(line.data)
         if size >= BATCH_BYTES:
-            yield batch, options
-            batch, size = [], 0
-    if batch:
-        yield batch, options
+            yield batch
+            batch, size = None, 0
+    if batch is not None:
+        yield batch
 
 
 def ingest_wikidata(
@@ -232,7 +248,7 @@ def ingest_wikidata(
         dangling,
     )
     return output.finish(
-        source_sha256=file_sha256(source),
+        source_sha256=lines.stream.sha256 or file_sha256(source),
         records_read=read,
         records_written=written,
         records_skipped=skipped,

@@ -146,7 +146,7 @@ def ingest_wikipedia(
         output.quarantine.rows,
     )
     return output.finish(
-        source_sha256=file_sha256(source),
+        source_sha256=stream.sha256 or file_sha256(source),
         records_read=counts.read,
         records_written=counts.written,
         records_skipped=counts.skipped,

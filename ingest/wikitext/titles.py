@@ -130,6 +130,9 @@ def _upper_first(text: str) -> str:
 
 
 def _squash(text: str) -> str:
+    # Fast path for the common case: exotic spaces and marks are all non-printable in Python's sense.
+    if "_" not in text and "  " not in text and text.isprintable():
+        return text.strip()
     return _SPACES.sub(" ", text).strip()
 
 
@@ -140,7 +143,8 @@ def classify_target(raw: str) -> LinkTarget:
         text = html.unescape(text)
     if "%" in text:
         text = unquote(text)
-    text = _DIRECTION_MARKS.sub("", text)
+    if not text.isprintable():
+        text = _DIRECTION_MARKS.sub("", text)
     text = _squash(text)
     leading_colon = text.startswith(":")
     if leading_colon:

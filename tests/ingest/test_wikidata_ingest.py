@@ -254,3 +254,12 @@ def test_missing_input_and_bad_options_are_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="max_error_rate"):
         WikidataIngestOptions(max_error_rate=2)
     shutil.rmtree(tmp_path)
+
+
+def test_summary_checksums_the_whole_input(tmp_path: Path) -> None:
+    import hashlib
+
+    expected = hashlib.sha256(WIKIDATA_API.read_bytes()).hexdigest()
+    assert ingest_wikidata(WIKIDATA_API, tmp_path).source_sha256 == expected
+    shard = WikidataIngestOptions(shard=Shard(kind="lines", start=0, end=10))
+    assert ingest_wikidata(WIKIDATA_API, tmp_path, shard).source_sha256 == expected

@@ -1,0 +1,253 @@
+"""Ingest throughput, each reader measured beside the raw speed of the engine under it, in one run.
+
+    .venv/bin/python benchmarks/ingest.py [--ottqa DIR] [--copies N] [--out benchmarks/results]
+
+Stages and their raw baselines (the bar: a stage runs at >= 50 % of its engine's raw speed):
+- decompression: our threaded reader vs ``bz2.decompress`` of the same file;
+- Wikidata on plain JSON: ``ingest_wikidata`` vs ``orjson.loads`` of every line;
+- Wikidata on bz2: ``ingest_wikidata`` vs ``bz2.decompress`` (the bound for a compressed dump);
+- Wikipedia: ``ingest_wikipedia`` (1 and 2 workers) vs mwparserfromhell ``parse(...).strip_code()``
+  of every article's wikitext, single core;
+- OTT-QA: ``ingest_ottqa`` vs gzip + ``json.load`` of both files.
+Inputs are the real samples, concatenated ``--copies`` times so that timings are not dominated by
+start-up; the ratio is what the bar is about.
+"""
+
+from __future__ import annotations
+
+import argparse
+import bz2
+import gzip
+import json
+import os
+import platform
+import shlex
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import mwparserfromhell
+import orjson
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from ingest.ottqa import ingest_ottqa  # noqa: E402
+from ingest.sources import ChunkStream  # noqa: E402
+from ingest.wikidata.ingest import WikidataIngestOptions, ingest_wikidata  # noqa: E402
+from ingest.wikipedia.ingest import WikipediaIngestOptions, ingest_wikipedia  # noqa: E402
+from ingest.wikipedia.xml_pages import iter_raw_pages, parse_page  # noqa: E402
+
+SAMPLES = REPO / "data" / "samples"
+
+
+def best_of(repeat: int, fn: Callable[[], object]) -> tuple[float, object]:
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def machine() -> dict:
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
+    return {
+        "cores": os.cpu_count(),
+        "memory_gib": round(mem, 1),
+        "cpu": cpu,
+        "python": platform.python_version(),
+    }
+
+
+def replicate_wikidata(copies: int, work: Path) -> tuple[Path, Path]:
+    """The 100-item sample repeated ``copies`` times, as plain JSON and as bz2 (real lines, more of them)."""
+    lines = [
+        ln
+        for ln in bz2.decompress(
+            (SAMPLES / "wikidata" / "wikidata-sample-items.json.bz2").read_bytes()
+        ).split(b"\n")
+        if ln.strip() not in (b"[", b"]", b"")
+    ]
+    body = b"[\n" + b"\n".join(lines * copies) + b"\n]\n"
+    plain, packed = work / "wikidata.json", work / "wikidata.json.bz2"
+    plain.write_bytes(body)
+    packed.write_bytes(bz2.compress(body, 9))
+    return plain, packed
+
+
+def replicate_wikipedia(copies: int, work: Path) -> tuple[Path, list[str]]:
+    """Both sample XML dumps' pages repeated ``copies`` times inside one export, as bz2."""
+    pages, texts = [], []
+    for name in ("enwiki-2016-sample-pages-articles.xml.bz2", "enwiki-table-markup.xml.bz2"):
+        stream = ChunkStream(SAMPLES / "wikipedia" / name)
+        for raw in iter_raw_pages(stream, 1 << 30):
+            pages.append(raw.xml)
+            page = parse_page(raw)
+            if page.namespace == 0 and page.redirect is None:
+                texts.append(page.text)
+    body = b"<mediawiki>\n" + b"\n".join(pages * copies) + b"\n</mediawiki>\n"
+    path = work / "enwiki.xml.bz2"
+    path.write_bytes(bz2.compress(body, 9))
+    return path, texts * copies
+
+
+def run(args: argparse.Namespace) -> dict:
+    os.environ["HQA_PROGRESS"] = "0"
+    work = Path(tempfile.mkdtemp(prefix="hqa-bench-"))
+    rows = []
+
+    def add(stage: str, engine: str, raw_mb_s: float, ours_mb_s: float, **extra: float) -> None:
+        rows.append(
+            {
+                "stage": stage,
+                "engine": engine,
+                "raw_MB_s": round(raw_mb_s, 2),
+                "ours_MB_s": round(ours_mb_s, 2),
+                "ratio": round(ours_mb_s / raw_mb_s, 2),
+                **extra,
+            }
+        )
+        rates = "  ".join(f"{k} {v:,.0f}" for k, v in extra.items())
+        ratio = ours_mb_s / raw_mb_s
+        print(
+            f"{stage:38s} raw {raw_mb_s:8.2f} MB/s  ours {ours_mb_s:8.2f} MB/s  ratio {ratio:5.2f}  {rates}",
+            flush=True,
+        )
+
+    plain, packed = replicate_wikidata(args.copies, work)
+    size = plain.stat().st_size / 1e6
+    t_bz2, _ = best_of(args.repeat, lambda: bz2.decompress(packed.read_bytes()))
+    t_stream, _ = best_of(args.repeat, lambda: sum(len(c) for c in ChunkStream(packed)))
+    add("bz2 decompression (threaded reader)", "bz2.decompress", size / t_bz2, size / t_stream)
+
+    lines = [ln.rstrip(b",") for ln in plain.read_bytes().split(b"\n") if ln.strip() not in (b"[", b"]", b"")]
+
+    def parse_all() -> None:
+        for ln in lines:
+            orjson.loads(ln)  # parsed and dropped, as the ingest drops each entity after extraction
+
+    t_orjson, _ = best_of(args.repeat, parse_all)
+    out = work / "out"
+    options = WikidataIngestOptions(max_error_rate=None)
+    t_plain, summary = best_of(args.repeat, lambda: ingest_wikidata(plain, out, options))
+    add(
+        "wikidata ingest, plain JSON",
+        "orjson.loads",
+        size / t_orjson,
+        size / t_plain,
+        entities_s=summary.records_written / t_plain,
+        statements_s=summary.counts["statements"] / t_plain,
+    )
+    t_packed, summary = best_of(args.repeat, lambda: ingest_wikidata(packed, out, options))
+    add(
+        "wikidata ingest, bz2",
+        "bz2.decompress",
+        size / t_bz2,
+        size / t_packed,
+        entities_s=summary.records_written / t_packed,
+        statements_s=summary.counts["statements"] / t_packed,
+    )
+
+    xml, texts = replicate_wikipedia(args.wiki_copies, work)
+    wikitext_mb = sum(len(t.encode()) for t in texts) / 1e6
+    t_mwp, _ = best_of(1, lambda: [mwparserfromhell.parse(t).strip_code() for t in texts])
+    for workers in (1, 2):
+        opts = WikipediaIngestOptions(workers=workers, max_error_rate=None)
+        t_wiki, summary = best_of(1, lambda opts=opts: ingest_wikipedia(xml, out, opts))
+        add(
+            f"wikipedia ingest, {workers} worker(s)",
+            "mwparserfromhell parse+strip",
+            wikitext_mb / t_mwp,
+            wikitext_mb / t_wiki,
+            pages_s=summary.records_written / t_wiki,
+            passages_s=summary.counts["passages"] / t_wiki,
+            table_rows_s=summary.counts["table_rows"] / t_wiki,
+        )
+
+    release = args.ottqa or SAMPLES / "ottqa"
+    files = [release / "tables.json.gz", release / "passages.json.gz"]
+    unpacked_mb = sum(len(gzip.decompress(f.read_bytes())) for f in files) / 1e6
+
+    def load_json() -> None:
+        for f in files:
+            with gzip.open(f, "rb") as fh:
+                json.load(fh)
+
+    t_json, _ = best_of(1, load_json)
+    t_ottqa, summary = best_of(1, lambda: ingest_ottqa(release, out))
+    add(
+        f"ottqa adapter ({'full release' if args.ottqa else 'bundled slice'})",
+        "gzip + json.load",
+        unpacked_mb / t_json,
+        unpacked_mb / t_ottqa,
+        records_s=summary.records_written / t_ottqa,
+        table_rows_s=summary.counts["table_rows"] / t_ottqa,
+    )
+    return {
+        "machine": machine(),
+        "command": "python " + shlex.join(sys.argv),
+        "rows": rows,
+        "inputs": {
+            "wikidata_MB": round(size, 1),
+            "wikitext_MB": round(wikitext_mb, 1),
+            "ottqa_MB": round(unpacked_mb, 1),
+        },
+    }
+
+
+def write_results(result: dict, out_dir: Path) -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "ingest.json").write_text(json.dumps(result, indent=2))
+    m = result["machine"]
+    lines = [
+        "# Ingest throughput",
+        "",
+        f"Command: `{result['command']}`",
+        "",
+        f"Machine: {m['cores']} cores, {m['memory_gib']} GiB, {m['cpu']}, Python {m['python']}.",
+        f"Inputs: {result['inputs']} (real samples, repeated).",
+        "",
+        "| stage | raw engine | raw MB/s | ours MB/s | ratio | other rates (/s) |",
+        "|---|---|---:|---:|---:|---|",
+    ]
+    for r in result["rows"]:
+        extra = ", ".join(
+            f"{k[:-2]} {v:,.0f}"
+            for k, v in r.items()
+            if k.endswith("_s") and k not in ("raw_MB_s", "ours_MB_s")
+        )
+        lines.append(
+            f"| {r['stage']} | {r['engine']} | {r['raw_MB_s']} | {r['ours_MB_s']} | {r['ratio']} | {extra} |"
+        )
+    path = out_dir / "ingest.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--ottqa", type=Path, help="OTT-QA release folder (default: the bundled slice)")
+    parser.add_argument("--copies", type=int, default=5, help="times the Wikidata sample is repeated")
+    parser.add_argument("--wiki-copies", type=int, default=2, help="times the Wikipedia samples are repeated")
+    parser.add_argument("--repeat", type=int, default=2, help="best of N for the fast stages")
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
+    args = parser.parse_args()
+    result = run(args)
+    print(f"results: {write_results(result, args.out)}")
+
+
+if __name__ == "__main__":
+    main()
