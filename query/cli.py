@@ -18,7 +18,8 @@ from ingest.wikidata.ingest import WikidataIngestOptions, WikidataScope
 from ingest.wikipedia.ingest import WikipediaIngestOptions
 from schemas.settings import HqaSettings
 
-console = Console(stderr=False)
+# Piped output (CI logs, Airflow) gets a width that fits the tables instead of 80 columns.
+console = Console(width=None if sys.stdout.isatty() else 140)
 
 
 def _ids(text: str | None) -> frozenset[str]:
@@ -94,36 +95,42 @@ def cmd_ingest(args: argparse.Namespace, settings: HqaSettings) -> int:
 
 
 def print_ingest_report(report: IngestReport) -> None:
-    table = Table(title=f"Ingest summary — output in {report.out_dir}")
+    runs = Table(title="Ingest summary")
     for column in (
         "reader",
         "input",
         "shard",
         "read",
         "written",
+        "skipped",
         "quarantined",
-        "rows per table",
         "MB/s",
-        "s",
+        "seconds",
     ):
-        table.add_column(
-            column, justify="right" if column in {"read", "written", "quarantined", "MB/s", "s"} else "left"
-        )
+        runs.add_column(column, justify="left" if column in {"reader", "input", "shard"} else "right")
+    tables: dict[str, int] = {}
     for s in report.summaries:
-        rows = ", ".join(f"{k} {v:,}" for k, v in s.counts.items() if k != "quarantine")
         rate = s.bytes_read / 1e6 / s.seconds if s.seconds else 0.0
-        table.add_row(
+        runs.add_row(
             s.reader,
             Path(s.source).name,
             s.shard,
             f"{s.records_read:,}",
             f"{s.records_written:,}",
+            f"{s.records_skipped:,}",
             f"{s.quarantined:,}",
-            rows,
             f"{rate:.1f}",
             f"{s.seconds:.1f}",
         )
-    console.print(table)
+        for table, rows in s.counts.items():
+            tables[table] = tables.get(table, 0) + rows
+    console.print(runs)
+    written = Table(title=f"Rows written under {report.out_dir}")
+    written.add_column("table")
+    written.add_column("rows", justify="right")
+    for table, rows in tables.items():
+        written.add_row(table, f"{rows:,}")
+    console.print(written)
     if report.dangling_path is not None:
         console.print(
             f"{report.dangling_references:,} entity ids referenced by statements are not in the slice "
