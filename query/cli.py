@@ -55,7 +55,9 @@ def _add_ingest(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ids", help="keep only these Wikidata ids (comma-separated)")
     p.add_argument("--instance-of", help="keep only items that are instances of these classes")
     p.add_argument("--require-enwiki", action="store_true", help="keep only items with an English article")
-    p.add_argument("--workers", type=int, help="wikitext parser processes (0 = one per core)")
+    p.add_argument(
+        "--workers", type=int, help="parser processes for Wikidata and Wikipedia (0 = one per core)"
+    )
     p.add_argument("--max-error-rate", type=float, help="fail when a larger share of records is quarantined")
 
 
@@ -81,6 +83,7 @@ def cmd_ingest(args: argparse.Namespace, settings: HqaSettings) -> int:
                     ids=_ids(args.ids), instance_of=_ids(args.instance_of), require_enwiki=args.require_enwiki
                 ),
                 max_error_rate=settings.max_error_rate,
+                workers=settings.workers,
             ),
             wikipedia_options=WikipediaIngestOptions(
                 workers=settings.workers, max_error_rate=settings.max_error_rate

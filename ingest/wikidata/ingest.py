@@ -8,8 +8,6 @@ batch of rows, never the dump. Bad lines are quarantined with their line and byt
 from __future__ import annotations
 
 import logging
-import multiprocessing as mp
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +23,7 @@ from ingest.shards import Shard, ShardLines
 from ingest.sources import file_sha256
 from ingest.wikidata.extract import entity_row, referenced_items, statement_rows
 from ingest.wikidata.properties import property_row_from_entity
+from ingest.workers import worker_pool
 from schemas.ingest import IngestSummary
 from schemas.wikidata import Entity, PropertyLabel, Statement
 
@@ -200,10 +199,8 @@ def ingest_wikidata(
     source = Path(source)
     if not source.is_file():
         raise FileNotFoundError(f"Wikidata dump not found: {source}")
-    workers = options.workers or os.cpu_count() or 1
     output = ShardOutput(out_dir, READER, source, options.shard.name, TABLES)
-    # Forked before the reader thread starts, so no thread is copied into a worker.
-    pool = mp.get_context("fork").Pool(workers) if workers > 1 else None
+    pool = worker_pool(options.workers)  # before the reader thread starts
     lines = ShardLines(source, options.shard)
     read = written = skipped = statements = 0
     referenced: set[str] = set()

@@ -10,8 +10,6 @@ the quarantine with the page title and byte offset; the rest of the page is stil
 from __future__ import annotations
 
 import logging
-import multiprocessing as mp
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +22,7 @@ from ingest.sources import ChunkStream, file_sha256
 from ingest.wikipedia.xml_pages import DumpPage, RawPage, iter_raw_pages, parse_page
 from ingest.wikitext.article import ParsedArticle, parse_article
 from ingest.wikitext.titles import normalize_title
+from ingest.workers import worker_pool
 from schemas.ingest import IngestSummary
 from schemas.wikipedia import InfoboxField, Link, Page, Passage, TableRow
 
@@ -102,11 +101,9 @@ def ingest_wikipedia(
     source = Path(source)
     if not source.is_file():
         raise FileNotFoundError(f"Wikipedia dump not found: {source}")
-    workers = options.workers or os.cpu_count() or 1
     output = ShardOutput(out_dir, READER, source, "all", TABLES)
     counts = _Counts()
-    # The pool is forked before the reader thread starts, so no thread is copied into a worker.
-    pool = mp.get_context("fork").Pool(workers) if workers > 1 else None
+    pool = worker_pool(options.workers)  # before the reader thread starts
     stream = ChunkStream(source)
     bar = progress(f"wikipedia {source.name}", unit=" pages")
     try:
