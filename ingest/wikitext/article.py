@@ -9,12 +9,11 @@ reported in ``problems`` with its offset; the rest of the page still comes out.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 import mwparserfromhell
 from mwparserfromhell.nodes import Heading, Node
 
-from ingest.wikitext.context import PageContext, Row, WikitextProblem
+from ingest.wikitext.context import PageContext, ParsedArticle, WikitextProblem
 from ingest.wikitext.infobox import extract_infobox
 from ingest.wikitext.render import Renderer
 from ingest.wikitext.sink import Sink
@@ -50,18 +49,6 @@ SKIPPED_SECTIONS = frozenset(
 _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n\s*")
 
 
-@dataclass(slots=True)
-class ParsedArticle:
-    """Rows of one article as plain dicts shaped like the ``schemas.wikipedia`` models."""
-
-    passages: list[Row] = field(default_factory=list)
-    infobox_fields: list[Row] = field(default_factory=list)
-    table_rows: list[Row] = field(default_factory=list)
-    links: list[Row] = field(default_factory=list)
-    categories: list[str] = field(default_factory=list)
-    problems: list[WikitextProblem] = field(default_factory=list)
-
-
 def parse_article(
     page_id: int, title: str, wikitext: str, *, max_chars: int = DEFAULT_MAX_CHARS
 ) -> ParsedArticle:
@@ -86,14 +73,7 @@ def parse_article(
         context.report("parse_error", 0, f"mwparserfromhell failed: {type(error).__name__}: {error}")
     else:
         _walk_sections(renderer, context, code.nodes)
-    return ParsedArticle(
-        passages=context.passages,
-        infobox_fields=context.infobox_fields,
-        table_rows=context.table_rows,
-        links=context.links,
-        categories=context.categories,
-        problems=context.problems,
-    )
+    return context.article
 
 
 def _walk_sections(renderer: Renderer, context: PageContext, nodes: list[Node]) -> None:
@@ -146,9 +126,9 @@ def _emit_passages(context: PageContext, sink: Sink) -> None:
         start = next_start
         if len(paragraph) < MIN_PASSAGE_CHARS:
             continue
-        order = len(context.passages)
+        order = len(context.article.passages)
         refs = context.emit_links(links[first_link:link_index], "passage", order)
-        context.passages.append(
+        context.article.passages.append(
             {
                 "page_id": context.page_id,
                 "page_title": context.title,

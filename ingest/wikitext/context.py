@@ -32,19 +32,26 @@ class WikitextProblem:
 
 
 @dataclass(slots=True)
-class PageContext:
-    """Everything gathered while walking one page; read by ``parse_article`` at the end."""
+class ParsedArticle:
+    """Rows of one article as plain dicts shaped like the ``schemas.wikipedia`` models."""
 
-    page_id: int
-    title: str
-    wikitext: str
-    section_path: list[str] = field(default_factory=list)
     passages: list[Row] = field(default_factory=list)
     infobox_fields: list[Row] = field(default_factory=list)
     table_rows: list[Row] = field(default_factory=list)
     links: list[Row] = field(default_factory=list)
     categories: list[str] = field(default_factory=list)
     problems: list[WikitextProblem] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class PageContext:
+    """Everything gathered while walking one page: the output rows in ``article``, plus walk state."""
+
+    page_id: int
+    title: str
+    wikitext: str
+    section_path: list[str] = field(default_factory=list)
+    article: ParsedArticle = field(default_factory=ParsedArticle)
     infobox_count: int = 0
     table_count: int = 0
     markup_leaked: bool = False
@@ -58,7 +65,7 @@ class PageContext:
         self._reported.add(key)
         start = max(0, char_offset)
         excerpt = self.wikitext[start : start + EXCERPT_CHARS]
-        self.problems.append(WikitextProblem(kind, char_offset, message, excerpt))
+        self.article.problems.append(WikitextProblem(kind, char_offset, message, excerpt))
 
     def locate(self, fragment: str, marker: str = "") -> int:
         """Best-effort offset of ``marker`` inside ``fragment`` inside the page (first occurrence).
@@ -73,8 +80,8 @@ class PageContext:
         return base + max(inner, 0)
 
     def add_category(self, name: str) -> None:
-        if name and name not in self.categories:
-            self.categories.append(name)
+        if name and name not in self.article.categories:
+            self.article.categories.append(name)
 
     def emit_links(
         self,
@@ -92,7 +99,7 @@ class PageContext:
             anchor = clean_inline(link.anchor)
             refs.append({"target": link.target, "anchor": anchor})
             if add_rows:
-                self.links.append(
+                self.article.links.append(
                     {
                         "source_page_id": self.page_id,
                         "source_title": self.title,

@@ -41,7 +41,7 @@ def extract_infobox(renderer: Renderer, context: PageContext, node: Template, na
         if not value_text and not sink.links:
             continue
         refs = context.emit_links(sink.links, "infobox", index, relation=key)
-        context.infobox_fields.append(
+        context.article.infobox_fields.append(
             {
                 "page_id": context.page_id,
                 "page_title": context.title,

@@ -162,7 +162,7 @@ def extract_table(renderer: Renderer, context: PageContext, raw: str) -> None:
         cells = _emit_cells(context, line, headers, index, row_index)
         if not any(cell["text"] or cell["links"] for cell in cells):
             continue
-        context.table_rows.append(
+        context.article.table_rows.append(
             {
                 "table_id": table_id,
                 "page_id": context.page_id,
