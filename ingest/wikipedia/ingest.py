@@ -200,11 +200,11 @@ def _write_batch(output: ShardOutput, batch: list[_Item], parsed: object, counts
             counts.written += 1
             counts.redirects += 1
         elif item.page is not None:
-            _write_article(output, output.source, item.raw, item.page, next(results), counts)
+            _write_article(output, item.raw, item.page, next(results), counts)
 
 
 def _write_article(
-    output: ShardOutput, source: Path, raw: RawPage, page: DumpPage, parsed: _Parsed, counts: _Counts
+    output: ShardOutput, raw: RawPage, page: DumpPage, parsed: _Parsed, counts: _Counts
 ) -> None:
     if parsed.article is None:
         output.reject(
@@ -216,7 +216,7 @@ def _write_article(
         )
         return
     article = parsed.article
-    output["pages"].append(_page_row(page, source, article.categories))
+    output["pages"].append(_page_row(page, output.source, article.categories))
     output["passages"].extend(article.passages)
     output["infobox_fields"].extend(article.infobox_fields)
     output["table_rows"].extend(article.table_rows)
