@@ -11,24 +11,56 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import Field
+from pydantic import BaseModel, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
+class IndexSettings(BaseModel):
+    """How ``hqa build`` verbalizes, embeds and indexes (HQA_INDEX__MAX_WORDS=…, or an [index] table)."""
+
+    max_words: int = Field(100, ge=10, description="words per passage window, before its context prefix")
+    entity_summaries: bool = Field(True, description="evidence for each entity's description and aliases")
+    embedding_batch_size: int = Field(64, ge=1)
+    max_seq_length: int | None = Field(None, description="encoder token cap; None = the model's own (256)")
+    ann_min_rows: int = Field(50_000, ge=1, description="build an ANN index from this many vectors on")
+    ann_nprobes: int = Field(20, ge=1)
+    ann_refine_factor: int | None = Field(10, description="re-rank this many times k candidates exactly")
+    keep_versions: int = Field(3, ge=1, description="published index versions kept on disk")
+
+    def vector_settings_dump(self) -> dict:
+        """The settings that change what the vector stage writes (its fingerprint)."""
+        return self.model_dump(include={"max_seq_length", "ann_min_rows", "ann_nprobes", "ann_refine_factor"})
+
+
 class HqaSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="HQA_", extra="forbid")
+    model_config = SettingsConfigDict(env_prefix="HQA_", env_nested_delimiter="__", extra="forbid")
 
     data_dir: Path = Field(REPO_ROOT / "data", description="bundled samples and tables")
     state_dir: Path = Field(REPO_ROOT / ".state", description="generated output: ingest, indexes, Airflow")
     language: str = "en"
     workers: int = Field(0, description="parser processes; 0 = one per core")
     max_error_rate: float = Field(0.01, description="share of quarantined records that fails a run")
+    index: IndexSettings = Field(default_factory=IndexSettings)
 
     @property
     def ingest_dir(self) -> Path:
         return self.state_dir / "ingest"
+
+    @property
+    def index_dir(self) -> Path:
+        """Root of the index versions; ``current`` inside it points at the published one."""
+        return self.state_dir / "indexes"
+
+    @property
+    def embedding_cache_dir(self) -> Path:
+        """Embeddings by evidence id, kept across builds (and across index versions)."""
+        return self.state_dir / "embeddings"
+
+    @property
+    def unit_table(self) -> Path:
+        return self.data_dir / "wikidata-units.tsv"
 
     @property
     def property_table(self) -> Path:

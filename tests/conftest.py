@@ -33,3 +33,19 @@ def sample_ingest(tmp_path_factory: pytest.TempPathFactory, settings: HqaSetting
 
     out = tmp_path_factory.mktemp("ingest")
     return run_ingest(sample_inputs(SAMPLES), out, property_table=settings.property_table)
+
+
+@pytest.fixture(scope="session")
+def sample_lexicon(sample_ingest: IngestReport, settings: HqaSettings):
+    from index.lexicon import Lexicon
+
+    return Lexicon.load(sample_ingest.out_dir, settings.unit_table)
+
+
+@pytest.fixture(scope="session")
+def sample_evidence(tmp_path_factory: pytest.TempPathFactory, sample_ingest: IngestReport, sample_lexicon):
+    """The sample ingest verbalized once: (evidence folder, per-file stats)."""
+    from index.evidence import verbalize_all
+
+    out = tmp_path_factory.mktemp("evidence")
+    return out, verbalize_all(sample_ingest.out_dir, out, sample_lexicon)

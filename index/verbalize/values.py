@@ -42,12 +42,13 @@ def _ordinal(n: int) -> str:
 
 
 def _year(year: int) -> str:
-    return f"{-year + 1} BC" if year <= 0 else str(year)
+    """Wikidata numbers years historically: -0044 is 44 BC (there is no year 0)."""
+    return f"{-year} BC" if year < 0 else str(year)
 
 
 def format_time(time: str | None, precision: int | None, year: int | None) -> str:
     """A Wikidata time at its precision: day '14 March 1879', month 'March 1879', year '1879',
-    decade '1870s', century '19th century', millennium '2nd millennium'; BC years for year <= 0."""
+    decade '1870s', century '19th century', millennium '2nd millennium'; negative years are BC."""
     if not time:
         return ""
     sign = -1 if time.startswith("-") else 1

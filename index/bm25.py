@@ -1,0 +1,139 @@
+"""BM25 over evidence with Tantivy: text and title searched (title boosted), source type and entity
+ids as exact-match filter fields.
+
+The English stemmer is used for text and title ("populations" finds "population"); ids and source
+types use the raw tokenizer so a filter matches exactly. The index stores evidence id, source type,
+title and text, so a hit can be shown without a second lookup.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import tantivy
+from pydantic import BaseModel
+
+from index.tantivy_text import safe_query_text
+from ingest.progress import progress
+from schemas.evidence import SOURCE_TYPES
+
+WRITER_HEAP_BYTES = 256_000_000
+TITLE_BOOST = 2.0
+
+
+def evidence_schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("evidence_id", stored=True, tokenizer_name="raw")
+    builder.add_text_field("source_type", stored=True, tokenizer_name="raw")
+    builder.add_text_field("title", stored=True, tokenizer_name="en_stem")
+    builder.add_text_field("text", stored=True, tokenizer_name="en_stem")
+    builder.add_text_field("entity_ids", stored=False, tokenizer_name="raw")
+    builder.add_text_field("page_title", stored=True, tokenizer_name="raw")
+    return builder.build()
+
+
+class Bm25Stats(BaseModel):
+    documents: int
+    seconds: float
+    docs_per_second: float
+
+
+def build_bm25(evidence: pa.Table, out_dir: Path, threads: int = 2) -> Bm25Stats:
+    """Index every evidence row (already deduplicated) into a new Tantivy index at ``out_dir``."""
+    out_dir.mkdir(parents=True, exist_ok=False)
+    started = time.perf_counter()
+    index = tantivy.Index(evidence_schema(), path=str(out_dir))
+    writer = index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=threads)
+    bar = progress("bm25", total=evidence.num_rows, unit="doc", unit_scale=True)
+    columns = ["evidence_id", "source_type", "title", "text", "entity_ids", "page_title"]
+    for batch in evidence.select(columns).to_batches(max_chunksize=20_000):
+        for ev_id, source_type, title, text, entity_ids, page_title in zip(
+            *(batch.column(c).to_pylist() for c in columns), strict=True
+        ):
+            writer.add_document(
+                tantivy.Document(
+                    evidence_id=ev_id,
+                    source_type=source_type,
+                    title=title,
+                    text=text,
+                    entity_ids=entity_ids,
+                    page_title=page_title or "",
+                )
+            )
+        bar.update(batch.num_rows)
+    writer.commit()
+    writer.wait_merging_threads()
+    bar.close()
+    seconds = time.perf_counter() - started
+    return Bm25Stats(
+        documents=evidence.num_rows, seconds=round(seconds, 3), docs_per_second=evidence.num_rows / seconds
+    )
+
+
+@dataclass(frozen=True)
+class Bm25Hit:
+    evidence_id: str
+    score: float
+    source_type: str
+    title: str
+    text: str
+    page_title: str | None
+
+
+class Bm25Index:
+    """A read-only BM25 index; searchers are cheap and safe to use from several threads."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self._index = tantivy.Index.open(str(self.path))
+        self._schema = self._index.schema
+
+    def count(self) -> int:
+        return self._index.searcher().num_docs
+
+    def search(
+        self,
+        question: str,
+        k: int = 10,
+        *,
+        source_types: list[str] | None = None,
+        boost_entities: list[str] | None = None,
+        entity_boost: float = 1.0,
+    ) -> list[Bm25Hit]:
+        """Top-k evidence for free text; optional source-type filter and a boost for linked entities."""
+        words = safe_query_text(question)
+        if not words:
+            return []
+        query = self._index.parse_query(words, ["text", "title"], field_boosts={"title": TITLE_BOOST})
+        clauses = [(tantivy.Occur.Must, query)]
+        if source_types:
+            unknown = set(source_types) - set(SOURCE_TYPES)
+            if unknown:
+                raise ValueError(f"unknown source types {sorted(unknown)}; known: {SOURCE_TYPES}")
+            clauses.append((tantivy.Occur.Must, self._any_term("source_type", source_types)))
+        if boost_entities:
+            boost = tantivy.Query.boost_query(self._any_term("entity_ids", boost_entities), entity_boost)
+            clauses.append((tantivy.Occur.Should, boost))
+        if len(clauses) > 1:
+            query = tantivy.Query.boolean_query(clauses)
+        searcher = self._index.searcher()
+        hits = []
+        for score, address in searcher.search(query, k).hits:
+            doc = searcher.doc(address)
+            hits.append(
+                Bm25Hit(
+                    evidence_id=doc["evidence_id"][0],
+                    score=score,
+                    source_type=doc["source_type"][0],
+                    title=doc["title"][0],
+                    text=doc["text"][0],
+                    page_title=(doc["page_title"] or [""])[0] or None,
+                )
+            )
+        return hits
+
+    def _any_term(self, field: str, values: list[str]) -> tantivy.Query:
+        return tantivy.Query.term_set_query(self._schema, field, list(values))

@@ -1,0 +1,11 @@
+"""Names of what an index version folder holds; readers and the build agree through these."""
+
+EVIDENCE = "evidence"  # evidence/<table>.<ingest file>.parquet
+ENTITIES = "entities"
+ENTITY_TABLE = "entities/entities.parquet"
+ALIAS_TABLE = "entities/aliases.parquet"
+ALIAS_INDEX = "aliases_bm25"  # Tantivy index over aliases
+BM25 = "bm25"  # Tantivy index over evidence
+VECTORS = "vectors"  # LanceDB database, table "evidence"
+GRAPH = "graph"  # Kùzu database folder
+GRAPH_DB = "graph/graph.kuzu"
