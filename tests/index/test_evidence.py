@@ -21,7 +21,7 @@ def evidence(sample_evidence) -> pl.DataFrame:
 def test_files_carry_the_evidence_schema(sample_evidence):
     import pyarrow.parquet as pq
 
-    out, stats = sample_evidence
+    _, stats = sample_evidence
     assert {s.table for s in stats} == {"statements", "passages", "table_rows", "infobox_fields", "entities"}
     for s in stats:
         assert pq.read_schema(s.output).remove_metadata() == arrow_schema(Evidence).remove_metadata()
