@@ -1,0 +1,137 @@
+"""The one module that imports ``kuzu``: a small embedded-graph store the graph build and reader share.
+
+Kept narrow (create/open, DDL, bulk COPY, parameterized queries, counts) so another graph engine, or a
+fork of Kùzu, can replace this one file. Values always travel as query parameters, never inside the
+query text; the only things placed in query text are table names and Parquet paths we made ourselves,
+and both are checked first.
+
+Threads: one ``kuzu.Database`` per store (one buffer pool, one file lock) and one ``kuzu.Connection``
+per thread, created on first use. Kùzu runs read queries of several connections at once, while the
+Python binding gives no documented guarantee for one connection shared by threads (a query result
+belongs to its connection), so a connection per thread is the safe choice and costs little.
+
+Processes: several processes may open the same database read-only at once; a read-write open takes an
+exclusive file lock, so build the graph, close it, then let readers open it.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import kuzu
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _identifier(name: str) -> str:
+    if not _IDENTIFIER.fullmatch(name):
+        raise ValueError(f"not a table name: {name!r}")
+    return name
+
+
+class GraphStore:
+    """A Kùzu database file with a connection per thread; use ``create`` or ``open``."""
+
+    def __init__(self, database: kuzu.Database, path: Path, read_only: bool):
+        self.path = path
+        self.read_only = read_only
+        self._database: kuzu.Database | None = database
+        self._local = threading.local()
+        self._connections: list[kuzu.Connection] = []
+        self._lock = threading.Lock()
+
+    @classmethod
+    def create(cls, path: Path) -> GraphStore:
+        """A new, empty database at ``path`` (a single file in Kùzu 0.11); refuses to overwrite."""
+        path = Path(path)
+        if path.exists():
+            raise FileExistsError(f"graph database already exists: {path}; remove it or build elsewhere")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return cls(kuzu.Database(str(path)), path, read_only=False)
+
+    @classmethod
+    def open(cls, path: Path, read_only: bool = True) -> GraphStore:
+        path = Path(path)
+        if not path.exists():
+            raise FileNotFoundError(f"no graph database at {path}; build it first")
+        return cls(kuzu.Database(str(path), read_only=read_only), path, read_only=read_only)
+
+    def _connection(self) -> kuzu.Connection:
+        connection = getattr(self._local, "connection", None)
+        if connection is None:
+            with self._lock:
+                if self._database is None:
+                    raise RuntimeError(f"graph store {self.path} is closed")
+                connection = kuzu.Connection(self._database)
+                self._connections.append(connection)
+            self._local.connection = connection
+        return connection
+
+    def execute(self, cypher: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Run one Cypher statement with its values as ``$name`` parameters; rows as dicts."""
+        result = self._connection().execute(cypher, params or {})
+        if isinstance(result, list):  # several statements in one string: not what this API is for
+            for part in result:
+                part.close()
+            raise ValueError("execute() runs one statement at a time; use ddl() for several")
+        try:
+            columns = result.get_column_names()
+            return [dict(zip(columns, row, strict=True)) for row in result.get_all()]
+        finally:
+            result.close()
+
+    def ddl(self, statements: Iterable[str]) -> None:
+        """Schema statements (CREATE NODE/REL TABLE …), one by one."""
+        for statement in statements:
+            self.execute(statement)
+
+    def copy_from(self, table: str, parquet: Path) -> None:
+        """Bulk-load a Parquet file into ``table``; columns match by position (rels: from, to, props)."""
+        path = Path(parquet).resolve()
+        if not path.is_file():
+            raise FileNotFoundError(f"no Parquet file to copy into {table}: {path}")
+        text = str(path)
+        if "'" in text or "\\" in text:  # COPY takes no parameter for its path; keep the literal safe
+            raise ValueError(f"Parquet path must not contain quotes or backslashes: {text!r}")
+        self.execute(f"COPY {_identifier(table)} FROM '{text}'")
+
+    def tables(self) -> dict[str, str]:
+        """Table name -> 'NODE' or 'REL'."""
+        return {row["name"]: row["type"] for row in self.execute("CALL show_tables() RETURN name, type")}
+
+    def count(self, table: str) -> int:
+        kind = self.tables().get(_identifier(table))
+        if kind == "NODE":
+            rows = self.execute(f"MATCH (n:{table}) RETURN count(n) AS n")
+        elif kind == "REL":
+            rows = self.execute(f"MATCH ()-[r:{table}]->() RETURN count(r) AS n")
+        else:
+            raise KeyError(f"no table {table!r} in graph {self.path}")
+        return int(rows[0]["n"])
+
+    def close(self) -> None:
+        """Close every thread's connection, then the database (a writer checkpoints here)."""
+        with self._lock:
+            for connection in self._connections:
+                connection.close()
+            self._connections.clear()
+            self._local = threading.local()  # no thread may reuse a closed connection
+            if self._database is not None:
+                self._database.close()
+                self._database = None
+
+    def __enter__(self) -> GraphStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

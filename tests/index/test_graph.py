@@ -1,0 +1,257 @@
+"""Kùzu graph build and reads on the real sample ingest, with evidence rows made here from real records.
+
+The verbalizer is built separately, so the evidence below is a small hand-made set over real
+statements and table rows: enough to check that every edge lands where the ids say.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+
+from index.graph import REL_TABLES, GraphIndex, GraphStats, build_graph
+from index.kuzu_store import GraphStore
+from index.lexicon import Lexicon, read_table
+from ingest.parquet_sink import rows_to_table
+from ingest.pipeline import IngestReport
+from schemas.evidence import EntityRecord, Evidence, Provenance
+
+TRICKY = "O'Brien \"quoted\" \\ back\\slash' OR 1=1 //"
+
+
+@dataclass
+class Built:
+    stats: GraphStats
+    path: Path
+    work_dir: Path
+    statements: list[str]  # every Cypher statement the build sent
+    qualified: dict  # an item-valued statement with a time qualifier
+    plain: dict  # an item-valued statement with KG evidence
+    literal: dict  # a time-valued statement: reachable only through MENTIONS
+    table_page: str
+    table_target: str
+    table_row: int
+
+
+def _entity_records(lexicon: Lexicon) -> list[dict]:
+    ids = list(lexicon.sitelinks) + [t for t in lexicon.articles if t not in lexicon.title_entities]
+    return [
+        EntityRecord(
+            entity_id=i,
+            label=lexicon.name(i),
+            description=lexicon.descriptions.get(i),
+            page_title=lexicon.page_title_for(i),
+            sitelinks=lexicon.sitelinks.get(i, 0),
+            inlinks=0,
+            popularity=0.0,
+        ).model_dump()
+        for i in ids
+    ]
+
+
+def _kg_evidence(statement: dict, lexicon: Lexicon) -> dict:
+    items = [statement["value_item"]] if statement["value_kind"] == "item" else []
+    items += [q["value_item"] for q in statement["qualifiers"] if q["value_item"]]
+    return Evidence(
+        evidence_id=f"kg-{statement['statement_id']}",
+        source_type="kg",
+        text=f"{lexicon.name(statement['subject'])} {lexicon.property_name(statement['property'])} …",
+        title=lexicon.name(statement["subject"]),
+        page_title=lexicon.page_title_for(statement["subject"]),
+        entity_ids=[statement["subject"], *items],
+        link_targets=[],
+        provenance=Provenance(source="sample", statement_id=statement["statement_id"]),
+    ).model_dump()
+
+
+def _table_evidence(row: dict, lexicon: Lexicon) -> dict:
+    targets = [lexicon.resolve_title(link["target"]) for cell in row["cells"] for link in cell["links"]]
+    entities = dict.fromkeys([lexicon.entity_for_title(row["page_title"])])
+    entities.update(dict.fromkeys(lexicon.entity_for_title(t) for t in targets))
+    return Evidence(
+        evidence_id=f"table-{row['table_id']}-{row['row_index']}",
+        source_type="table",
+        text=" | ".join(f"{c['header']}: {c['text']}" for c in row["cells"]),
+        title=row["page_title"],
+        page_title=row["page_title"],
+        entity_ids=list(entities),
+        link_targets=list(dict.fromkeys(targets)),
+        provenance=Provenance(source="sample", table_id=row["table_id"], row_index=row["row_index"]),
+    ).model_dump()
+
+
+@pytest.fixture(scope="module")
+def lexicon(sample_ingest: IngestReport) -> Lexicon:
+    return Lexicon.load(sample_ingest.out_dir)
+
+
+@pytest.fixture(scope="module")
+def built(sample_ingest: IngestReport, lexicon: Lexicon, tmp_path_factory: pytest.TempPathFactory) -> Built:
+    ingest_dir = sample_ingest.out_dir
+    tmp = tmp_path_factory.mktemp("graph")
+    statements = read_table(ingest_dir, "statements").filter(pl.col("rank") != "deprecated")
+    items = statements.filter(
+        (pl.col("value_kind") == "item") & pl.col("subject").is_in(list(lexicon.labels))
+    )
+    has_time_qualifier = pl.col("qualifiers").list.eval(pl.element().struct.field("value_kind") == "time")
+    qualified = items.filter(has_time_qualifier.list.any()).row(0, named=True)
+    plain = items.filter(pl.col("qualifiers").list.len() == 0).row(0, named=True)
+    literal = statements.filter(pl.col("value_kind") == "time").row(0, named=True)
+
+    links = read_table(ingest_dir, "links").filter(pl.col("source_kind") == "table")
+    links = links.filter(pl.col("target_title").is_in(list(lexicon.articles)))
+    link = links.row(0, named=True)
+    table_rows = read_table(ingest_dir, "table_rows").filter(pl.col("page_title") == link["source_title"])
+
+    evidence = [_kg_evidence(s, lexicon) for s in (qualified, plain, literal)]
+    evidence += [_table_evidence(row, lexicon) for row in table_rows.iter_rows(named=True)]
+    evidence_path = tmp / "evidence.parquet"
+    pq.write_table(rows_to_table(evidence, Evidence), evidence_path)
+    entities_path = tmp / "entities.parquet"
+    pq.write_table(rows_to_table(_entity_records(lexicon), EntityRecord), entities_path)
+
+    sent: list[str] = []
+    original = GraphStore.execute
+
+    def spy(self: GraphStore, cypher: str, params: dict | None = None) -> list[dict]:
+        sent.append(cypher)
+        return original(self, cypher, params)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(GraphStore, "execute", spy)
+        stats = build_graph(
+            ingest_dir, [evidence_path], entities_path, lexicon, tmp / "graph.kuzu", tmp / "work"
+        )
+    return Built(
+        stats=stats,
+        path=tmp / "graph.kuzu",
+        work_dir=tmp / "work",
+        statements=sent,
+        qualified=qualified,
+        plain=plain,
+        literal=literal,
+        table_page=link["source_title"],
+        table_target=link["target_title"],
+        table_row=link["row_index"],
+    )
+
+
+@pytest.fixture(scope="module")
+def graph(built: Built):
+    with GraphIndex.open(built.path) as index:
+        yield index
+
+
+def test_bulk_load_uses_copy_and_every_edge_lands(built: Built, graph: GraphIndex, lexicon: Lexicon) -> None:
+    writes = [s for s in built.statements if not s.startswith(("MATCH", "CALL show_tables"))]
+    assert all(s.startswith(("CREATE NODE TABLE", "CREATE REL TABLE", "COPY ")) for s in writes), writes
+    assert sum(s.startswith("COPY ") for s in writes) == 8
+    counts = graph.counts()
+    for table in REL_TABLES:  # COPY fails on a missing endpoint, so equal counts mean every endpoint exists
+        rows = pl.read_parquet(built.work_dir / f"{table}.parquet").height
+        assert counts[table] == rows == built.stats.edges[table] > 0, table
+    assert counts["Page"] >= len(lexicon.articles)
+    assert counts["Entity"] >= len(lexicon.sitelinks)
+    assert built.stats.edges_per_second > 0
+
+
+def test_item_statement_is_a_fact_with_its_label_and_evidence(
+    built: Built, graph: GraphIndex, lexicon: Lexicon
+) -> None:
+    plain = built.plain
+    facts = {f.statement_id: f for f in graph.facts(plain["subject"], limit=10_000)}
+    fact = facts[plain["statement_id"]]
+    assert (fact.direction, fact.object, fact.property) == ("out", plain["value_item"], plain["property"])
+    assert fact.label == lexicon.property_name(plain["property"]) != plain["property"]
+    assert fact.evidence_id == f"kg-{plain['statement_id']}"
+    incoming = graph.facts(plain["value_item"], limit=10_000)
+    assert any(f.statement_id == plain["statement_id"] and f.direction == "in" for f in incoming)
+
+
+def test_qualifiers_read_as_text(built: Built, graph: GraphIndex, lexicon: Lexicon) -> None:
+    q = built.qualified
+    fact = next(f for f in graph.facts(q["subject"], limit=10_000) if f.statement_id == q["statement_id"])
+    time_qualifier = next(x for x in q["qualifiers"] if x["value_kind"] == "time")
+    assert f"{lexicon.property_name(time_qualifier['property'])}: " in fact.qualifiers
+    assert str(abs(time_qualifier["value_year"])) in fact.qualifiers
+
+
+def test_literal_statement_reachable_from_its_entity(built: Built, graph: GraphIndex) -> None:
+    literal = built.literal
+    assert f"kg-{literal['statement_id']}" in graph.evidence_for_entity(literal["subject"], limit=1000)
+
+
+def test_two_hops_from_a_page_through_a_table_cell(built: Built, graph: GraphIndex, lexicon: Lexicon) -> None:
+    target = lexicon.resolve_title(built.table_target)
+    via_link = graph.query(
+        "MATCH (p:Page)-[l:LINKS_TO]->(q:Page)-[:ABOUT]->(x:Entity) "
+        "WHERE p.title = $title AND l.source_kind = 'table' AND l.row_index = $row RETURN q.title AS title",
+        {"title": built.table_page, "row": built.table_row},
+    )
+    assert target in {r["title"] for r in via_link}
+    via_evidence = graph.query(
+        "MATCH (p:Page)<-[:IN_PAGE]-(e:Evidence)-[m:MENTIONS]->(:Entity)<-[:ABOUT]-(q:Page) "
+        "WHERE p.title = $title AND m.role = 'link' RETURN DISTINCT q.title AS title",
+        {"title": built.table_page},
+    )
+    assert target in {r["title"] for r in via_evidence}
+    assert target in graph.pages_via_table_cells(built.table_page)
+    cells = graph.linked_pages(built.table_page, source_kind="table")
+    assert target in {c.title for c in cells} and all(c.source_kind == "table" for c in cells)
+
+
+def test_quotes_and_backslashes_are_only_values(graph: GraphIndex) -> None:
+    assert graph.linked_pages(TRICKY) == []
+    assert graph.facts(TRICKY) == []
+    assert graph.pages_via_table_cells(TRICKY) == []
+    assert graph.query("MATCH (p:Page) WHERE p.title = $t RETURN p.title", {"t": TRICKY}) == []
+
+
+def test_readers_share_the_database_across_processes(built: Built, graph: GraphIndex) -> None:
+    code = (
+        "import sys; from index.graph import GraphIndex\n"
+        "with GraphIndex.open(sys.argv[1]) as g: print(g.counts()['FACT'])"
+    )
+    with GraphIndex.open(built.path) as second:
+        assert second.counts() == graph.counts()
+        child = subprocess.run(
+            [sys.executable, "-c", code, str(built.path)], capture_output=True, text=True, check=True
+        )
+    assert int(child.stdout) == built.stats.edges["FACT"]
+
+
+def test_threads_query_one_index_at_once(built: Built, graph: GraphIndex) -> None:
+    subjects = [built.plain["subject"], built.qualified["subject"], built.literal["subject"]] * 8
+    expected = {s: graph.facts(s, limit=10_000) for s in set(subjects)}
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda s: graph.facts(s, limit=10_000), subjects))
+    assert all(r == expected[s] for s, r in zip(subjects, results, strict=True))
+
+
+def test_store_refuses_to_overwrite_and_names_bad_tables(built: Built) -> None:
+    with pytest.raises(FileExistsError):
+        GraphStore.create(built.path)
+    with GraphStore.open(built.path) as store, pytest.raises(ValueError, match="table name"):
+        store.count("Page) RETURN 1 //")
+
+
+def test_links_to_other_namespaces_are_skipped_and_counted(
+    sample_ingest: IngestReport, lexicon: Lexicon, tmp_path: Path
+) -> None:
+    links = read_table(sample_ingest.out_dir, "links").head(50)
+    odd = links.head(2).with_columns(target_title=pl.Series(["Category:Physics", "Template:Infobox person"]))
+    ingest, entities = tmp_path / "ingest", tmp_path / "entities.parquet"
+    (ingest / "links").mkdir(parents=True)
+    pl.concat([links, odd]).write_parquet(ingest / "links" / "x.parquet")
+    pq.write_table(rows_to_table(_entity_records(lexicon), EntityRecord), entities)
+    stats = build_graph(ingest, [], entities, lexicon, tmp_path / "g.kuzu", tmp_path / "work")
+    assert stats.links_skipped == 2
+    assert stats.edges["LINKS_TO"] == 50
+    assert stats.edges["FACT"] == stats.edges["MENTIONS"] == 0
