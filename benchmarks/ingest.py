@@ -20,12 +20,9 @@ import bz2
 import gzip
 import json
 import os
-import platform
 import shlex
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import mwparserfromhell
@@ -34,6 +31,8 @@ import orjson
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks_common import best_of, machine  # noqa: E402
+
 from ingest.ottqa import ingest_ottqa  # noqa: E402
 from ingest.sources import ChunkStream  # noqa: E402
 from ingest.wikidata.ingest import WikidataIngestOptions, ingest_wikidata  # noqa: E402
@@ -41,33 +40,6 @@ from ingest.wikipedia.ingest import WikipediaIngestOptions, ingest_wikipedia  # 
 from ingest.wikipedia.xml_pages import iter_raw_pages, parse_page  # noqa: E402
 
 SAMPLES = REPO / "data" / "samples"
-
-
-def best_of(repeat: int, fn: Callable[[], object]) -> tuple[float, object]:
-    best, result = float("inf"), None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, result
-
-
-def machine() -> dict:
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    cpu = next(
-        (
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        ),
-        platform.processor(),
-    )
-    return {
-        "cores": os.cpu_count(),
-        "memory_gib": round(mem, 1),
-        "cpu": cpu,
-        "python": platform.python_version(),
-    }
 
 
 def replicate_wikidata(copies: int, work: Path) -> tuple[Path, Path]:

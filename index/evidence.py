@@ -64,6 +64,10 @@ def _evidence_rows(
             yield 1, [row] if row else []
     elif table == "entities":
         for record in _records(path, ["id"]):
+            if not settings.entity_summaries:
+                skipped["entity summaries off"] += 1
+                yield 1, []
+                continue
             yield 1, list(entity_evidence(lexicon, [record["id"]], source))
     elif table == "passages":
         for record in _records(path):

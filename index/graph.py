@@ -166,12 +166,10 @@ def _page_nodes(lexicon: Lexicon, titles: list[pl.Series]) -> pl.DataFrame:
 
 
 def _about_edges(lexicon: Lexicon, pages: pl.DataFrame) -> pl.DataFrame:
-    """Article -> the entity it is about, plus sitelinked Wikidata entities whose page is a node."""
-    articles = list(lexicon.articles)
-    own = pl.DataFrame(
-        {"from": articles, "to": [lexicon.entity_for_title(t) for t in articles]},
-        schema={"from": pl.String, "to": pl.String},
-    )
+    """Every page -> the entity it is about (stub pages too: a linked-to page names its entity), plus
+    sitelinked Wikidata entities whose page is a node."""
+    titles = pages["title"]
+    own = pl.DataFrame({"from": titles, "to": _mapped(titles, lexicon.entity_for_title)})
     sitelinked = pl.DataFrame(
         {
             "from": [lexicon.resolve_title(t) for t in lexicon.entity_titles.values()],

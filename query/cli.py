@@ -7,7 +7,6 @@ import logging
 import sys
 from pathlib import Path
 
-from rich.console import Console
 from rich.table import Table
 
 from ingest.ottqa import OttqaIngestOptions
@@ -16,10 +15,8 @@ from ingest.shard_output import ErrorRateExceeded
 from ingest.shards import Shard
 from ingest.wikidata.ingest import WikidataIngestOptions, WikidataScope
 from ingest.wikipedia.ingest import WikipediaIngestOptions
+from query.cli_index import add_build, add_info, cmd_build, cmd_info, console
 from schemas.settings import HqaSettings
-
-# Piped output (CI logs, Airflow) gets a width that fits the tables instead of 80 columns.
-console = Console(width=None if sys.stdout.isatty() else 140)
 
 
 def _ids(text: str | None) -> frozenset[str]:
@@ -35,6 +32,11 @@ def _shard(text: str) -> Shard:
 
 def _add_ingest(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("ingest", help="ingest Wikidata / Wikipedia / OTT-QA dumps into Parquet")
+    add_ingest_arguments(p)
+
+
+def add_ingest_arguments(p: argparse.ArgumentParser) -> None:
+    """Input and scope flags shared by ``hqa ingest`` and ``hqa build``."""
     p.add_argument(
         "--wikidata", type=Path, action="append", default=[], help="Wikidata JSON dump (repeatable)"
     )
@@ -62,6 +64,15 @@ def _add_ingest(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_ingest(args: argparse.Namespace, settings: HqaSettings) -> int:
+    report = run_ingest_from_args(args, settings)
+    if report is None:
+        return 2
+    print_ingest_report(report)
+    return 0
+
+
+def run_ingest_from_args(args: argparse.Namespace, settings: HqaSettings) -> IngestReport | None:
+    """Run the ingest the flags describe; None (after saying why) when the error-rate limit tripped."""
     inputs = IngestInputs(args.wikidata, args.wikipedia, args.ottqa)
     if args.samples or inputs.is_empty():
         samples = sample_inputs(settings.samples_dir)
@@ -92,9 +103,8 @@ def cmd_ingest(args: argparse.Namespace, settings: HqaSettings) -> int:
         )
     except ErrorRateExceeded as exc:
         console.print(f"[red]ingest failed:[/red] {exc}")
-        return 2
-    print_ingest_report(report)
-    return 0
+        return None
+    return report
 
 
 def print_ingest_report(report: IngestReport) -> None:
@@ -152,6 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true")
     sub = parser.add_subparsers(dest="command", required=True)
     _add_ingest(sub)
+    add_build(sub, add_ingest_arguments)
+    add_info(sub)
     return parser
 
 
@@ -170,6 +182,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.command == "ingest":
         return cmd_ingest(args, settings)
+    if args.command == "build":
+        return cmd_build(args, settings, run_ingest_from_args, print_ingest_report)
+    if args.command == "info":
+        return cmd_info(args, settings)
     raise AssertionError(f"unhandled command {args.command}")
 
 

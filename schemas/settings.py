@@ -26,7 +26,7 @@ class IndexSettings(BaseModel):
     max_seq_length: int | None = Field(None, description="encoder token cap; None = the model's own (256)")
     ann_min_rows: int = Field(50_000, ge=1, description="build an ANN index from this many vectors on")
     ann_nprobes: int = Field(20, ge=1)
-    ann_refine_factor: int | None = Field(10, description="re-rank this many times k candidates exactly")
+    ann_refine_factor: int | None = Field(30, description="re-rank this many times k candidates exactly")
     keep_versions: int = Field(3, ge=1, description="published index versions kept on disk")
 
     def vector_settings_dump(self) -> dict:

@@ -49,3 +49,16 @@ def sample_evidence(tmp_path_factory: pytest.TempPathFactory, sample_ingest: Ing
 
     out = tmp_path_factory.mktemp("evidence")
     return out, verbalize_all(sample_ingest.out_dir, out, sample_lexicon)
+
+
+@pytest.fixture(scope="session")
+def sample_index(
+    tmp_path_factory: pytest.TempPathFactory, sample_ingest: IngestReport, settings: HqaSettings
+):
+    """All indexes built once from the sample ingest, into a state folder of their own."""
+    from index.build import build_index
+
+    state = tmp_path_factory.mktemp("state")
+    index_settings = settings.model_copy(update={"state_dir": state})
+    result = build_index(index_settings, ingest_dir=sample_ingest.out_dir)
+    return index_settings, result

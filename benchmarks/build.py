@@ -1,0 +1,285 @@
+"""Index build throughput on the OTT-QA corpus, each stage beside the raw speed of its engine.
+
+    .venv/bin/python benchmarks/build.py --ottqa DIR [--embed-limit N] [--work DIR] [--out benchmarks/results]
+
+Stages and their raw baselines, measured in the same run:
+- verbalize: ``verbalize_all`` vs reading the same ingest rows into Python dicts (the floor cost of
+  touching every record in Python);
+- BM25: ``build_bm25`` vs a bare Tantivy index of the same texts (one text field, same writer);
+- embeddings: ``Embedder.encode`` (length-batched) vs ``SentenceTransformer.encode`` on the same texts;
+  plus what a 128-token cap costs: speed, and top-10 agreement with the uncapped vectors on the
+  OTT-QA dev questions;
+- ANN: recall@10 of the LanceDB ANN index against exact search, dev questions as queries;
+- graph: ``build_graph`` (polars + Kùzu COPY) edges/s vs COPY of the same edge files into a bare database.
+Embedding the whole corpus takes about an hour on 2 cores; ``--embed-limit`` embeds a random sample of
+that many evidence rows (the ANN measurement then runs on that sample) and the report says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shlex
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+import tantivy
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from benchmarks_common import machine  # noqa: E402
+from index.vectors import VectorIndex, VectorIndexSettings, ann_recall_at_k, build_vector_index  # noqa: E402
+
+from index import layout  # noqa: E402
+from index.aliases import alias_table, build_alias_index, entity_records  # noqa: E402
+from index.bm25 import build_bm25  # noqa: E402
+from index.build import dir_bytes, read_evidence  # noqa: E402
+from index.embedder import Embedder, EmbedderSettings  # noqa: E402
+from index.evidence import ingest_files, verbalize_all  # noqa: E402
+from index.graph import build_graph  # noqa: E402
+from index.kuzu_store import GraphStore  # noqa: E402
+from index.lexicon import Lexicon  # noqa: E402
+from ingest.ottqa import ingest_ottqa  # noqa: E402
+from schemas.settings import HqaSettings  # noqa: E402
+
+
+def timed(fn):
+    start = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - start, result
+
+
+def raw_rows(ingest_dir: Path) -> int:
+    rows = 0
+    for _, path in ingest_files(ingest_dir):
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=10_000):
+            rows += len(batch.to_pylist())
+    return rows
+
+
+def raw_tantivy(texts: list[str], out: Path) -> None:
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("text", stored=True, tokenizer_name="en_stem")
+    index = tantivy.Index(builder.build(), path=str(out))
+    writer = index.writer(heap_size=256_000_000, num_threads=2)
+    for text in texts:
+        writer.add_document(tantivy.Document(text=text))
+    writer.commit()
+    writer.wait_merging_threads()
+
+
+def raw_kuzu_copy(work: Path, db: Path) -> int:
+    """COPY the graph's own edge files into a bare database with the same schema: the engine's speed."""
+    from index.graph import NODE_TABLES, REL_TABLES, SCHEMA
+
+    with GraphStore.create(db) as store:
+        store.ddl(SCHEMA)
+        for name in NODE_TABLES:
+            store.copy_from(name, work / f"{name}.parquet")
+        start = time.perf_counter()
+        for name in REL_TABLES:
+            if pq.ParquetFile(work / f"{name}.parquet").metadata.num_rows:
+                store.copy_from(name, work / f"{name}.parquet")
+        seconds = time.perf_counter() - start
+        edges = sum(store.count(n) for n in REL_TABLES)
+    return edges / seconds
+
+
+def top_k(matrix: np.ndarray, queries: np.ndarray, k: int) -> np.ndarray:
+    return np.argsort(-(queries @ matrix.T), axis=1)[:, :k]
+
+
+def run(args: argparse.Namespace) -> dict:
+    settings = HqaSettings()
+    work = args.work
+    ingest_dir = work / "ingest"
+    rows: list[dict] = []
+    if not (ingest_dir / "_runs").is_dir():
+        seconds, summary = timed(lambda: ingest_ottqa(args.ottqa, ingest_dir))
+        print(f"ingest: {summary.records_read:,} records in {seconds:.1f} s")
+    lexicon = Lexicon.load(ingest_dir, settings.unit_table)
+    version = work / "version"
+    shutil.rmtree(version, ignore_errors=True)
+    version.mkdir()
+
+    raw_s, records = timed(lambda: raw_rows(ingest_dir))
+    ours_s, _stats = timed(lambda: verbalize_all(ingest_dir, version / layout.EVIDENCE, lexicon))
+    evidence = read_evidence(version / layout.EVIDENCE)
+    rows.append(
+        {"stage": "verbalize", "engine": "Parquet rows -> Python dicts", "unit": "records/s",
+         "raw": records / raw_s, "ours": records / ours_s, "items": records,
+         "note": f"{evidence.num_rows:,} evidence rows"}
+    )  # fmt: skip
+
+    texts = evidence["text"].to_pylist()
+    raw_s, _ = timed(lambda: raw_tantivy(texts, work / "raw_tantivy"))
+    shutil.rmtree(work / "raw_tantivy")
+    bm25 = build_bm25(evidence, version / layout.BM25)
+    rows.append(
+        {"stage": "BM25 (Tantivy)", "engine": "bare Tantivy, one text field", "unit": "docs/s",
+         "raw": len(texts) / raw_s, "ours": bm25.docs_per_second, "items": len(texts), "note": ""}
+    )  # fmt: skip
+
+    entities = entity_records(lexicon, ingest_dir)
+    aliases = alias_table(lexicon, ingest_dir)
+    (version / layout.ENTITIES).mkdir()
+    pq.write_table(entities, version / layout.ENTITY_TABLE)
+    alias_stats = build_alias_index(aliases, entities, version / layout.ALIAS_INDEX)
+
+    graph_work = work / "graph_work"
+    (version / layout.GRAPH).mkdir()
+    graph = build_graph(
+        ingest_dir, sorted((version / layout.EVIDENCE).glob("*.parquet")), version / layout.ENTITY_TABLE,
+        lexicon, version / layout.GRAPH_DB, graph_work,
+    )  # fmt: skip
+    raw_edges_s = raw_kuzu_copy(graph_work, work / "raw.kuzu")
+    (work / "raw.kuzu").unlink()
+    rows.append(
+        {"stage": "graph (Kùzu COPY)", "engine": "bare Kùzu COPY of the same edge files", "unit": "edges/s",
+         "raw": raw_edges_s, "ours": graph.edges_per_second, "items": sum(graph.edges.values()),
+         "note": f"whole graph stage {graph.seconds:.1f} s incl. polars frames"}
+    )  # fmt: skip
+
+    rng = random.Random(0)
+    sample = sorted(rng.sample(range(evidence.num_rows), min(args.embed_limit, evidence.num_rows)))
+    subset = evidence.take(pa.array(sample))
+    embedder = Embedder(EmbedderSettings())
+    sub_texts = subset["text"].to_pylist()
+    probe = sub_texts[: args.raw_embed]
+    raw_s, _ = timed(lambda: embedder.model.encode(probe, batch_size=64, normalize_embeddings=True))
+    ours_s, vectors = timed(lambda: embedder.encode(sub_texts))
+    rows.append(
+        {"stage": "embeddings (MiniLM-L6)", "engine": "SentenceTransformer.encode, batch 64",
+         "unit": "texts/s",
+         "raw": len(probe) / raw_s, "ours": len(sub_texts) / ours_s, "items": len(sub_texts),
+         "note": f"raw on the first {len(probe):,} of the same texts"}
+    )  # fmt: skip
+    questions = [q["question"] for q in json.loads((args.ottqa / "dev.json").read_text())][: args.queries]
+    query_vectors = embedder.encode(questions)
+    capped = Embedder(EmbedderSettings(max_seq_length=128))
+    cap_s, capped_vectors = timed(lambda: capped.encode(sub_texts[: args.raw_embed]))
+    base = vectors[: args.raw_embed]
+    agree = np.mean(
+        [len(set(a) & set(b)) / 10 for a, b in zip(
+            top_k(base, query_vectors, 10), top_k(capped_vectors, query_vectors, 10), strict=True)]
+    )  # fmt: skip
+    cap = {"texts": len(base), "uncapped_s": round(ours_s * len(base) / len(sub_texts), 1),
+           "cap128_s": round(cap_s, 1), "top10_agreement": round(float(agree), 4)}  # fmt: skip
+
+    table = pa.table(
+        {
+            "evidence_id": subset["evidence_id"],
+            "source_type": subset["source_type"],
+            "page_title": subset["page_title"],
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), vectors.shape[1]),
+        }
+    )
+    vector_settings = VectorIndexSettings(ann_min_rows=min(args.embed_limit, 10_000))
+    vstats = build_vector_index(table, version / layout.VECTORS, vector_settings)
+    index = VectorIndex.open(version / layout.VECTORS)
+    recall = ann_recall_at_k(index, query_vectors, k=10)
+    ann_lat = []
+    for q in query_vectors[:100]:
+        t, _ = timed(lambda q=q: index.search(q, 10))
+        ann_lat.append(t * 1000)
+
+    sizes = {name: round(dir_bytes(version / name) / 1e6, 1) for name in
+             (layout.EVIDENCE, layout.BM25, layout.ALIAS_INDEX, layout.VECTORS, layout.GRAPH)}  # fmt: skip
+    return {
+        "command": "python " + " ".join(shlex.quote(a) for a in sys.argv),
+        "machine": machine(),
+        "rows": [
+            {
+                **r,
+                "raw": round(r["raw"], 1),
+                "ours": round(r["ours"], 1),
+                "ratio": round(r["ours"] / r["raw"], 2),
+            }
+            for r in rows
+        ],
+        "evidence": {k: v for k, v in pl.from_arrow(evidence)["source_type"].value_counts().iter_rows()},
+        "aliases": {
+            "aliases": alias_stats.aliases,
+            "entities": alias_stats.entities,
+            "seconds": alias_stats.seconds,
+        },
+        "graph": {"nodes": graph.nodes, "edges": graph.edges},
+        "ann": {
+            "vectors": table.num_rows,
+            "recall_at_10": round(recall, 4),
+            "queries": len(questions),
+            "p50_ms": round(float(np.median(ann_lat)), 2),
+            "settings": vector_settings.model_dump(),
+            "index": vstats.model_dump(),
+        },
+        "sequence_cap": cap,
+        "sizes_MB": sizes,
+        "full_corpus_evidence": evidence.num_rows,
+    }
+
+
+def write_results(result: dict, out_dir: Path) -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "build.json").write_text(json.dumps(result, indent=2, default=str))
+    m = result["machine"]
+    ann, cap = result["ann"], result["sequence_cap"]
+    lines = [
+        "# Index build throughput (OTT-QA)",
+        "",
+        f"Command: `{result['command']}`",
+        "",
+        f"Machine: {m['cores']} cores, {m['memory_gib']} GiB, {m['cpu']}, Python {m['python']}.",
+        f"Evidence: {result['full_corpus_evidence']:,} rows ({result['evidence']}).",
+        "",
+        "| stage | raw engine | unit | raw | ours | ratio | items | note |",
+        "|---|---|---|---:|---:|---:|---:|---|",
+        *(
+            f"| {r['stage']} | {r['engine']} | {r['unit']} | {r['raw']:,} | {r['ours']:,} | {r['ratio']} "
+            f"| {r['items']:,} | {r['note']} |"
+            for r in result["rows"]
+        ),
+        "",
+        f"ANN (LanceDB) over {ann['vectors']:,} embedded evidence rows, {ann['queries']} dev questions: "
+        f"recall@10 vs exact = **{ann['recall_at_10']}**, p50 {ann['p50_ms']} ms;",
+        f"settings {ann['settings']}.",
+        "",
+        f"Sequence cap 128 vs the model's 256 on {cap['texts']:,} texts: {cap['cap128_s']} s vs "
+        f"{cap['uncapped_s']} s; top-10 agreement with uncapped vectors on dev questions "
+        f"{cap['top10_agreement']}.",
+        "",
+        f"Graph: nodes {result['graph']['nodes']}, edges {result['graph']['edges']}.",
+        f"Aliases: {result['aliases']}.",
+        f"Index sizes (MB): {result['sizes_MB']}.",
+    ]
+    path = out_dir / "build.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--ottqa", type=Path, required=True, help="OTT-QA release folder (tables, passages, dev)"
+    )
+    parser.add_argument("--work", type=Path, default=REPO / ".state" / "bench-build")
+    parser.add_argument("--embed-limit", type=int, default=20_000, help="evidence rows to embed (sample)")
+    parser.add_argument("--raw-embed", type=int, default=3_000, help="texts for the raw and cap comparisons")
+    parser.add_argument("--queries", type=int, default=500, help="dev questions used as ANN queries")
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
+    args = parser.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    print(f"results: {write_results(run(args), args.out)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,113 @@
+"""The whole build on the sample ingest: manifest, the four indexes, reuse, and readers across rebuilds."""
+
+from __future__ import annotations
+
+import threading
+
+import polars as pl
+import pytest
+
+from index.build import build_index
+from index.embedder import Embedder
+from index.reader import IndexReader
+from index.versions import VersionStore
+
+
+@pytest.fixture(scope="module")
+def reader(sample_index) -> IndexReader:
+    settings, _ = sample_index
+    return IndexReader.open(settings.index_dir)
+
+
+def test_manifest_counts_agree_across_indexes(sample_index, reader):
+    _, result = sample_index
+    m = result.manifest
+    assert result.built and m.validation == {"bm25": "ok", "aliases": "ok", "vectors": "ok", "graph": "ok"}
+    evidence = pl.read_parquet(reader.evidence_files())["evidence_id"].n_unique()
+    assert m.counts["evidence"] == evidence
+    assert reader.bm25.count() == evidence
+    assert reader.vectors.count() == evidence
+    assert reader.graph.counts()["Evidence"] == evidence
+    assert sum(m.counts[f"evidence_{t}"] for t in ("kg", "text", "table", "infobox")) == evidence
+    assert {i.reader for i in m.inputs} >= {"wikidata", "wikipedia", "ottqa"}
+    assert all(len(part) == 64 for i in m.inputs for part in i.sha256.split(":"))  # OTT-QA: two files
+    assert m.model["name"] and m.libraries["kuzu"] == "0.11.3"
+    assert set(m.stages) == {"evidence", "entities", "bm25", "vectors", "graph"}
+
+
+def test_bm25_finds_belgiums_population(reader):
+    hits = reader.bm25.search("population of Belgium", 10, source_types=["kg"])
+    assert any(h.text.startswith("Belgium, population, ") for h in hits[:3])
+
+
+@pytest.mark.parametrize("question", ['"Belgium', "population: (Belgium", 'a"b:c(d)e', "NOT AND OR", "*?~^"])
+def test_bm25_survives_query_syntax(reader, question):
+    hits = reader.bm25.search(question, 5)
+    if "Belgium" in question:
+        assert any("Belgium" in h.text for h in hits)
+
+
+def test_paraphrase_finds_population_through_vectors(reader):
+    vector = Embedder().encode(["How many people live in Belgium?"])[0]
+    hits = reader.vectors.search(vector, 10, source_types=["kg"])
+    texts = pl.read_parquet(reader.evidence_files()).filter(
+        pl.col("evidence_id").is_in([h.evidence_id for h in hits])
+    )["text"]
+    assert any(t.startswith("Belgium, population, ") for t in texts)
+
+
+def test_two_hop_from_page_through_table_cell_link(reader):
+    rows = reader.graph.query(
+        "MATCH (p:Page {title: $title})<-[:IN_PAGE]-(e:Evidence {source_type: 'table'})"
+        "-[:MENTIONS {role: 'link'}]->(x:Entity)<-[:ABOUT]-(q:Page) "
+        "RETURN DISTINCT q.title AS title",
+        {"title": "Academy Award for Best Production Design"},
+    )
+    titles = {r["title"] for r in rows}
+    assert {"Bo Welch", "A Little Princess (1995 film)"} <= titles
+    linked = {
+        r["title"]
+        for r in reader.graph.query(
+            "MATCH (:Page {title: $title})-[:LINKS_TO {source_kind: 'table'}]->(q:Page) "
+            "RETURN q.title AS title",
+            {"title": "Academy Award for Best Production Design"},
+        )
+    }
+    assert "Bo Welch" in linked
+
+
+def test_unchanged_inputs_make_no_new_version(sample_index, sample_ingest):
+    settings, first = sample_index
+    again = build_index(settings, ingest_dir=sample_ingest.out_dir)
+    assert not again.built
+    assert again.manifest.version == first.manifest.version
+
+
+def test_reader_keeps_its_version_during_a_rebuild(sample_index, sample_ingest):
+    settings, first = sample_index
+    old = IndexReader.open(settings.index_dir)
+    old_count = old.bm25.count()
+    changed = settings.model_copy(
+        update={"index": settings.index.model_copy(update={"entity_summaries": False})}
+    )
+    result: dict = {}
+    build = threading.Thread(
+        target=lambda: result.update(new=build_index(changed, ingest_dir=sample_ingest.out_dir))
+    )
+    build.start()
+    answers = []
+    while build.is_alive():  # the old reader keeps answering, from its own version
+        answers.append((old.bm25.count(), old.bm25.search("population of Belgium", 3)[0].evidence_id))
+    build.join()
+    new = result["new"]
+    assert new.built and new.manifest.version != first.manifest.version
+    assert answers and all(count == old_count for count, _ in answers)
+    assert old.version == first.manifest.version and old.bm25.count() == old_count
+    fresh = IndexReader.open(settings.index_dir)
+    assert fresh.version == new.manifest.version
+    summaries = first.manifest.counts["evidence_kg"] - new.manifest.counts["evidence_kg"]
+    assert summaries > 0 and fresh.bm25.count() == old_count - summaries
+    # stages whose inputs did not change are reused, and no evidence was embedded twice
+    assert new.manifest.stages["entities"].reused_from == first.manifest.version
+    assert new.manifest.stages["vectors"].counts["embedded"] == 0
+    assert VersionStore(settings.index_dir).current() == fresh.path
