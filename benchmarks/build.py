@@ -68,6 +68,7 @@ def raw_rows(ingest_dir: Path) -> int:
 def raw_tantivy(texts: list[str], out: Path) -> None:
     builder = tantivy.SchemaBuilder()
     builder.add_text_field("text", stored=True, tokenizer_name="en_stem")
+    out.mkdir(parents=True)
     index = tantivy.Index(builder.build(), path=str(out))
     writer = index.writer(heap_size=256_000_000, num_threads=2)
     for text in texts:

@@ -57,3 +57,18 @@ def test_bad_arguments_are_reported(tmp_path: Path) -> None:
     )
     assert result.returncode != 0
     assert "shard must look like" in result.stderr
+
+
+def test_build_reports_up_to_date_and_info_lists_versions(sample_index, sample_ingest, capsys) -> None:
+    from query.cli import main
+
+    settings, _ = sample_index
+    state = ["--state-dir", str(settings.state_dir)]
+    build = [*state, "build", "--skip-ingest", "--out", str(sample_ingest.out_dir)]
+    assert main(build) == 0  # builds if another test left a version made with other settings current
+    capsys.readouterr()
+    assert main(build) == 0
+    assert "is up to date with the ingest output" in capsys.readouterr().out
+    assert main([*state, "info"]) == 0
+    out = capsys.readouterr().out
+    assert "Index versions under" in out and "evidence_kg" in out and "all-MiniLM-L6-v2" in out
