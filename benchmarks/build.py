@@ -36,7 +36,6 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks_common import machine  # noqa: E402
-from index.vectors import VectorIndex, VectorIndexSettings, ann_recall_at_k, build_vector_index  # noqa: E402
 
 from index import layout  # noqa: E402
 from index.aliases import alias_table, build_alias_index, entity_records  # noqa: E402
@@ -47,6 +46,7 @@ from index.evidence import ingest_files, verbalize_all  # noqa: E402
 from index.graph import build_graph  # noqa: E402
 from index.kuzu_store import GraphStore  # noqa: E402
 from index.lexicon import Lexicon  # noqa: E402
+from index.vectors import VectorIndex, VectorIndexSettings, ann_recall_at_k, build_vector_index  # noqa: E402
 from ingest.ottqa import ingest_ottqa  # noqa: E402
 from schemas.settings import HqaSettings  # noqa: E402
 
