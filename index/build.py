@@ -31,7 +31,7 @@ from index.embedding_cache import EmbeddingCache
 from index.evidence import VerbalizeSettings, verbalize_all
 from index.fingerprints import combine, hash_files
 from index.graph import GraphIndex, build_graph
-from index.lexicon import Lexicon
+from index.lexicon import Lexicon, table_files
 from index.vectors import VectorIndex, VectorIndexSettings, build_vector_index, embed_evidence
 from index.versions import VersionStore, link_tree
 from schemas.build import InputFile, Manifest, StageReport
@@ -71,10 +71,6 @@ def ingest_inputs(ingest_dir: Path) -> list[InputFile]:
             )
         )
     return inputs
-
-
-def ingest_files(ingest_dir: Path, tables: tuple[str, ...]) -> list[Path]:
-    return [p for t in tables for p in sorted((Path(ingest_dir) / t).glob("*.parquet"))]
 
 
 def read_evidence(evidence_dir: Path) -> pa.Table:
@@ -132,9 +128,9 @@ def build_index(settings: HqaSettings, *, ingest_dir: Path | None = None, force:
 
     kg_tables = ("entities", "statements", "properties")
     page_tables = ("pages", "passages", "table_rows", "infobox_fields", "links")
-    ingest_fp = hash_files(ingest_files(ingest_dir, kg_tables + page_tables), ingest_dir)
-    if not ingest_fp or not ingest_files(ingest_dir, ("pages", "entities")):
+    if not table_files(ingest_dir, ("pages", "entities")):
         raise FileNotFoundError(f"no ingest output under {ingest_dir}: run `hqa ingest` first")
+    ingest_fp = hash_files(table_files(ingest_dir, kg_tables + page_tables), ingest_dir)
     units_fp = hash_files([settings.unit_table], settings.unit_table.parent)
     verbalize = VerbalizeSettings(
         max_words=index_settings.max_words, entity_summaries=index_settings.entity_summaries

@@ -16,7 +16,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 from pydantic import BaseModel, Field
 
-from index.lexicon import Lexicon
+from index.lexicon import Lexicon, table_files
 from index.verbalize.infobox import field_evidence
 from index.verbalize.kg import entity_evidence, statement_evidence
 from index.verbalize.tables import row_evidence
@@ -129,11 +129,7 @@ def verbalize_file(
 
 def ingest_files(ingest_dir: Path) -> list[tuple[str, Path]]:
     """(table, file) for every ingest file the verbalizers read, in a stable order."""
-    return [
-        (table, path)
-        for table in SOURCE_TABLES
-        for path in sorted((Path(ingest_dir) / table).glob("*.parquet"))
-    ]
+    return [(table, path) for table in SOURCE_TABLES for path in table_files(ingest_dir, (table,))]
 
 
 def verbalize_all(

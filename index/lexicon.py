@@ -19,9 +19,14 @@ from ingest.wikidata.properties import resolve_property_labels
 MAX_REDIRECT_HOPS = 5
 
 
+def table_files(ingest_dir: Path, tables: tuple[str, ...]) -> list[Path]:
+    """The shard files of these ingest tables, table by table, each table's files in name order."""
+    return [path for table in tables for path in sorted((Path(ingest_dir) / table).glob("*.parquet"))]
+
+
 def read_table(ingest_dir: Path, table: str, columns: list[str] | None = None) -> pl.DataFrame | None:
     """All shards of one ingest table as one frame, or None when no reader wrote it."""
-    files = sorted((Path(ingest_dir) / table).glob("*.parquet"))
+    files = table_files(ingest_dir, (table,))
     if not files:
         return None
     return pl.concat([pl.read_parquet(f, columns=columns) for f in files], how="vertical_relaxed")

@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Callable
 from pathlib import Path
 
-from rich.console import Console
 from rich.table import Table
 
 from index.build import BuildResult, build_index, dir_bytes
 from index.versions import VersionStore
+from query.cli_console import console
+from query.cli_ingest import add_ingest_arguments, print_ingest_report, run_ingest_from_args
 from schemas.settings import HqaSettings
 
-# Piped output (CI logs, Airflow) gets a width that fits the tables instead of 80 columns.
-console = Console(width=None if sys.stdout.isatty() else 140)
 
-
-def add_build(sub: argparse._SubParsersAction, add_ingest_arguments: Callable) -> None:
+def add_build(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("build", help="ingest, verbalize and build the BM25, vector and graph indexes")
     add_ingest_arguments(p)
     p.add_argument("--skip-ingest", action="store_true", help="build from the existing ingest output")
@@ -31,12 +27,12 @@ def add_info(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--index", type=Path, help="index root (default <state_dir>/indexes)")
 
 
-def cmd_build(args: argparse.Namespace, settings: HqaSettings, run_ingest, print_ingest_report) -> int:
+def cmd_build(args: argparse.Namespace, settings: HqaSettings) -> int:
     if args.keep is not None:
         settings.index.keep_versions = args.keep
     ingest_dir = args.out or settings.ingest_dir
     if not args.skip_ingest:
-        report = run_ingest(args, settings)
+        report = run_ingest_from_args(args, settings)
         if report is None:
             return 2
         print_ingest_report(report)
