@@ -40,7 +40,7 @@ from benchmarks_common import machine  # noqa: E402
 from index import layout  # noqa: E402
 from index.aliases import alias_table, build_alias_index, entity_records  # noqa: E402
 from index.bm25 import build_bm25  # noqa: E402
-from index.build import dir_bytes, read_evidence  # noqa: E402
+from index.build_stages import dir_bytes, read_evidence  # noqa: E402
 from index.embedder import Embedder, EmbedderSettings  # noqa: E402
 from index.evidence import ingest_files, verbalize_all  # noqa: E402
 from index.graph import build_graph  # noqa: E402

@@ -26,8 +26,12 @@ class VersionStore:
         self.root = Path(root)
 
     def new_version_name(self) -> str:
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-        return f"v{stamp}"
+        return self.version_name(datetime.now(UTC))
+
+    @staticmethod
+    def version_name(when: datetime) -> str:
+        """Version names sort by time: 'v20261122T031500123456Z'."""
+        return f"v{when.astimezone(UTC).strftime('%Y%m%dT%H%M%S%fZ')}"
 
     def start(self, version: str) -> Path:
         """The folder a build writes into; invisible to readers until ``publish``."""

@@ -154,6 +154,7 @@ def ingest_ottqa(
         "all",
         {"pages": Page, "passages": Passage, "table_rows": TableRow, "links": Link},
         stem="ottqa",
+        options=options,
     )
     seen_pages: set[str] = set()
     seen_intros: set[tuple[str, tuple[str, ...]]] = set()

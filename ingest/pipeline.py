@@ -10,11 +10,9 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ingest.ottqa import OttqaIngestOptions, ingest_ottqa
+from ingest.shard_plan import IngestOptions, ShardOutcome, ingest_shard, plan_shards, prune_stale_outputs
 from ingest.wikidata.dangling import write_dangling_report
-from ingest.wikidata.ingest import WikidataIngestOptions, ingest_wikidata
 from ingest.wikidata.properties import write_bundled_properties
-from ingest.wikipedia.ingest import WikipediaIngestOptions, ingest_wikipedia
 from schemas.ingest import IngestSummary
 
 log = logging.getLogger(__name__)
@@ -32,10 +30,20 @@ class IngestInputs:
 
 @dataclass
 class IngestReport:
-    summaries: list[IngestSummary]
+    outcomes: list[ShardOutcome]
     out_dir: Path
     dangling_references: int
     dangling_path: Path | None
+    removed: list[str] = field(default_factory=list)  # earlier runs deleted: no longer an input
+
+    @property
+    def summaries(self) -> list[IngestSummary]:
+        return [o.summary for o in self.outcomes]
+
+    @property
+    def skipped(self) -> list[str]:
+        """Jobs whose earlier output was kept because input and options were unchanged."""
+        return [o.job.label for o in self.outcomes if o.skipped]
 
 
 def sample_inputs(samples_dir: Path) -> IngestInputs:
@@ -48,27 +56,46 @@ def sample_inputs(samples_dir: Path) -> IngestInputs:
     return IngestInputs(wikidata, wikipedia, ottqa if (ottqa / "tables.json.gz").is_file() else None)
 
 
+def prepare_ingest_dir(out_dir: Path, property_table: Path) -> None:
+    """What every ingest folder holds before any shard runs: the bundled property labels."""
+    write_bundled_properties(Path(out_dir), property_table)
+
+
+def finish_ingest(out_dir: Path, has_wikidata: bool) -> tuple[Path | None, int]:
+    """Cross-shard reports once every shard is in: the entity ids referenced but not ingested."""
+    if not has_wikidata:
+        return None, 0
+    path, dangling = write_dangling_report(Path(out_dir))
+    log.info("%d referenced entity ids are not in the ingested slice: see %s", dangling, path)
+    return path, dangling
+
+
 def run_ingest(
     inputs: IngestInputs,
     out_dir: Path,
     *,
     property_table: Path,
-    wikidata_options: WikidataIngestOptions | None = None,
-    wikipedia_options: WikipediaIngestOptions | None = None,
-    ottqa_options: OttqaIngestOptions | None = None,
+    options: IngestOptions | None = None,
+    shard_bytes: int | None = None,
+    skip_unchanged: bool = False,
+    prune: bool = False,
 ) -> IngestReport:
-    """Ingest all inputs into ``out_dir``, then write the property labels and the dangling report."""
+    """Ingest all inputs into ``out_dir``, then write the cross-shard reports.
+
+    ``skip_unchanged`` keeps the output of shards whose input and options did not change;
+    ``prune`` deletes earlier output of inputs not given now (a build then indexes exactly these).
+    """
     out_dir = Path(out_dir)
-    summaries = []
-    write_bundled_properties(out_dir, property_table)
-    for path in inputs.wikidata:
-        summaries.append(ingest_wikidata(path, out_dir, wikidata_options))
-    for path in inputs.wikipedia:
-        summaries.append(ingest_wikipedia(path, out_dir, wikipedia_options))
-    if inputs.ottqa is not None:
-        summaries.append(ingest_ottqa(inputs.ottqa, out_dir, ottqa_options))
-    dangling, dangling_path = 0, None
-    if inputs.wikidata:
-        dangling_path, dangling = write_dangling_report(out_dir)
-        log.info("%d referenced entity ids are not in the ingested slice: see %s", dangling, dangling_path)
-    return IngestReport(summaries, out_dir, dangling, dangling_path)
+    options = options or IngestOptions()
+    jobs = plan_shards(
+        inputs.wikidata,
+        inputs.wikipedia,
+        inputs.ottqa,
+        wikidata_shard=options.wikidata.shard,
+        shard_bytes=shard_bytes,
+    )
+    removed = prune_stale_outputs(out_dir, jobs) if prune else []
+    prepare_ingest_dir(out_dir, property_table)
+    outcomes = [ingest_shard(job, out_dir, options, skip_unchanged=skip_unchanged) for job in jobs]
+    dangling_path, dangling = finish_ingest(out_dir, bool(inputs.wikidata))
+    return IngestReport(outcomes, out_dir, dangling, dangling_path, removed)

@@ -7,6 +7,7 @@ whole and a crashed run leaves the earlier output intact.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -35,6 +36,18 @@ def input_stem(path: Path) -> str:
     return name.rsplit(".", 1)[0] if "." in name else name
 
 
+# Options that change how a run behaves but not what it writes.
+NON_OUTPUT_OPTIONS = frozenset({"workers", "max_error_rate"})
+
+
+def options_fingerprint(options: BaseModel | None) -> str:
+    """Hash of the options that shape a reader's output, so an unchanged shard can be recognised."""
+    if options is None:
+        return ""
+    payload = options.model_dump(mode="json", exclude=set(NON_OUTPUT_OPTIONS))
+    return hashlib.blake2b(json.dumps(payload, sort_keys=True).encode(), digest_size=16).hexdigest()
+
+
 def summary_path(out_dir: Path, reader: str, source: Path, shard: str) -> Path:
     return Path(out_dir) / "_runs" / f"{reader}.{input_stem(source)}.{shard}.json"
 
@@ -51,12 +64,14 @@ class ShardOutput:
         tables: dict[str, type[BaseModel]],
         *,
         stem: str | None = None,
+        options: BaseModel | None = None,
     ):
         self.out_dir = Path(out_dir)
         self.reader = reader
         self.source = Path(source)
         self.shard = shard
         self.stem = stem or input_stem(self.source)
+        self.options_fingerprint = options_fingerprint(options)
         self.started = time.perf_counter()
         self.sinks = {
             name: ParquetSink(self.out_dir / name / f"{self.stem}.{shard}.parquet", model)
@@ -128,6 +143,7 @@ class ShardOutput:
             source_sha256=source_sha256,
             source_bytes=self.source.stat().st_size,
             shard=self.shard,
+            options_fingerprint=self.options_fingerprint,
             records_read=records_read,
             records_written=records_written,
             records_skipped=records_skipped,

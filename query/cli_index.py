@@ -7,7 +7,8 @@ from pathlib import Path
 
 from rich.table import Table
 
-from index.build import BuildResult, build_index, dir_bytes
+from index.build import BuildResult, build_index
+from index.build_stages import dir_bytes
 from index.versions import VersionStore
 from query.cli_console import console
 from query.cli_ingest import add_ingest_arguments, print_ingest_report, run_ingest_from_args
@@ -32,7 +33,7 @@ def cmd_build(args: argparse.Namespace, settings: HqaSettings) -> int:
         settings.index.keep_versions = args.keep
     ingest_dir = args.out or settings.ingest_dir
     if not args.skip_ingest:
-        report = run_ingest_from_args(args, settings)
+        report = run_ingest_from_args(args, settings, skip_unchanged=not args.force, prune=True)
         if report is None:
             return 2
         print_ingest_report(report)

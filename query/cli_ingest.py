@@ -10,6 +10,7 @@ from rich.table import Table
 from ingest.ottqa import OttqaIngestOptions
 from ingest.pipeline import IngestInputs, IngestReport, run_ingest, sample_inputs
 from ingest.shard_output import ErrorRateExceeded
+from ingest.shard_plan import IngestOptions
 from ingest.shards import Shard
 from ingest.wikidata.ingest import WikidataIngestOptions, WikidataScope
 from ingest.wikipedia.ingest import WikipediaIngestOptions
@@ -69,7 +70,9 @@ def cmd_ingest(args: argparse.Namespace, settings: HqaSettings) -> int:
     return 0
 
 
-def run_ingest_from_args(args: argparse.Namespace, settings: HqaSettings) -> IngestReport | None:
+def run_ingest_from_args(
+    args: argparse.Namespace, settings: HqaSettings, *, skip_unchanged: bool = False, prune: bool = False
+) -> IngestReport | None:
     """Run the ingest the flags describe; None (after saying why) when the error-rate limit tripped."""
     inputs = IngestInputs(args.wikidata, args.wikipedia, args.ottqa)
     if args.samples or inputs.is_empty():
@@ -85,19 +88,25 @@ def run_ingest_from_args(args: argparse.Namespace, settings: HqaSettings) -> Ing
             inputs,
             out_dir,
             property_table=settings.property_table,
-            wikidata_options=WikidataIngestOptions(
-                language=settings.language,
-                shard=args.shard,
-                scope=WikidataScope(
-                    ids=_ids(args.ids), instance_of=_ids(args.instance_of), require_enwiki=args.require_enwiki
+            options=IngestOptions(
+                wikidata=WikidataIngestOptions(
+                    language=settings.language,
+                    shard=args.shard,
+                    scope=WikidataScope(
+                        ids=_ids(args.ids),
+                        instance_of=_ids(args.instance_of),
+                        require_enwiki=args.require_enwiki,
+                    ),
+                    max_error_rate=settings.max_error_rate,
+                    workers=settings.workers,
                 ),
-                max_error_rate=settings.max_error_rate,
-                workers=settings.workers,
+                wikipedia=WikipediaIngestOptions(
+                    workers=settings.workers, max_error_rate=settings.max_error_rate
+                ),
+                ottqa=OttqaIngestOptions(limit=args.ottqa_limit, max_error_rate=settings.max_error_rate),
             ),
-            wikipedia_options=WikipediaIngestOptions(
-                workers=settings.workers, max_error_rate=settings.max_error_rate
-            ),
-            ottqa_options=OttqaIngestOptions(limit=args.ottqa_limit, max_error_rate=settings.max_error_rate),
+            skip_unchanged=skip_unchanged,
+            prune=prune,
         )
     except ErrorRateExceeded as exc:
         console.print(f"[red]ingest failed:[/red] {exc}")
@@ -136,6 +145,10 @@ def print_ingest_report(report: IngestReport) -> None:
         for table, rows in s.counts.items():
             tables[table] = tables.get(table, 0) + rows
     console.print(runs)
+    if report.skipped:
+        console.print(f"Unchanged since their last ingest, kept: {', '.join(report.skipped)}")
+    if report.removed:
+        console.print(f"Output of inputs no longer given, removed: {', '.join(report.removed)}")
     written = Table(title=f"Rows written under {report.out_dir}")
     written.add_column("table")
     written.add_column("rows", justify="right")

@@ -21,6 +21,10 @@ class IngestSummary(BaseModel):
     source_sha256: str = Field(description="checksum of the whole input file")
     source_bytes: int
     shard: str = Field(description="shard name used in the output file names, e.g. 'all', 'lines-0-1000'")
+    options_fingerprint: str = Field(
+        "",
+        description="hash of the reader options that shape the output; equal input + options = same output",
+    )
     records_read: int
     records_written: int
     records_skipped: int = Field(0, description="read fine but outside the scope filters")

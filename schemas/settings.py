@@ -34,6 +34,18 @@ class IndexSettings(BaseModel):
         return self.model_dump(include={"max_seq_length", "ann_min_rows", "ann_nprobes", "ann_refine_factor"})
 
 
+class AirflowSettings(BaseModel):
+    """How the Airflow DAGs schedule and retry (HQA_AIRFLOW__SCHEDULE=…, or an [airflow] table)."""
+
+    schedule: str | None = Field("@weekly", description="cron or preset of the index rebuild; None = manual")
+    retries: int = Field(3, ge=0)
+    retry_delay_seconds: int = Field(60, ge=1, description="first retry delay; doubles on each retry")
+    max_retry_delay_seconds: int = Field(3600, ge=1)
+    ingest_parallelism: int = Field(4, ge=1, description="shards of one run ingested at the same time")
+    qa_chunk_size: int = Field(100, ge=1, description="questions per mapped batch-QA task")
+    qa_questions: Path | None = Field(None, description="questions the QA DAG answers; None = the samples")
+
+
 class HqaSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="HQA_", env_nested_delimiter="__", extra="forbid")
 
@@ -42,7 +54,11 @@ class HqaSettings(BaseSettings):
     language: str = "en"
     workers: int = Field(0, description="parser processes; 0 = one per core")
     max_error_rate: float = Field(0.01, description="share of quarantined records that fails a run")
+    embedding_cache: Path | None = Field(
+        None, description="embedding cache folder (default <state_dir>/embeddings); may be shared"
+    )
     index: IndexSettings = Field(default_factory=IndexSettings)
+    airflow: AirflowSettings = Field(default_factory=AirflowSettings)
 
     @property
     def ingest_dir(self) -> Path:
@@ -56,7 +72,16 @@ class HqaSettings(BaseSettings):
     @property
     def embedding_cache_dir(self) -> Path:
         """Embeddings by evidence id, kept across builds (and across index versions)."""
-        return self.state_dir / "embeddings"
+        return self.embedding_cache or self.state_dir / "embeddings"
+
+    @property
+    def reports_dir(self) -> Path:
+        """Run reports of index rebuilds (JSON + Markdown), newest also as ``rebuild-latest``."""
+        return self.state_dir / "reports"
+
+    @property
+    def answers_dir(self) -> Path:
+        return self.state_dir / "answers"
 
     @property
     def unit_table(self) -> Path:

@@ -199,8 +199,8 @@ def ingest_wikidata(
     source = Path(source)
     if not source.is_file():
         raise FileNotFoundError(f"Wikidata dump not found: {source}")
-    output = ShardOutput(out_dir, READER, source, options.shard.name, TABLES)
-    pool = worker_pool(options.workers)  # before the reader thread starts
+    output = ShardOutput(out_dir, READER, source, options.shard.name, TABLES, options=options)
+    pool = worker_pool(options.workers)
     lines = ShardLines(source, options.shard)
     read = written = skipped = statements = 0
     referenced: set[str] = set()

@@ -101,9 +101,9 @@ def ingest_wikipedia(
     source = Path(source)
     if not source.is_file():
         raise FileNotFoundError(f"Wikipedia dump not found: {source}")
-    output = ShardOutput(out_dir, READER, source, "all", TABLES)
+    output = ShardOutput(out_dir, READER, source, "all", TABLES, options=options)
     counts = _Counts()
-    pool = worker_pool(options.workers)  # before the reader thread starts
+    pool = worker_pool(options.workers)
     stream = ChunkStream(source)
     bar = progress(f"wikipedia {source.name}", unit=" pages")
     try:

@@ -1,0 +1,151 @@
+"""Plan one index build: what each stage's output depends on, and whether anything changed at all.
+
+The plan is plain data (JSON-able), made once per build and handed to every step, so the CLI can
+run the steps in one process and the Airflow rebuild can run them as separate tasks on separate
+workers. Fingerprints hash the exact bytes of a stage's inputs plus its settings and a format
+number: equal fingerprint, equal output, so the previous version's output can be reused.
+
+Evidence is fingerprinted per ingest file: a file's evidence depends on that file, on the
+``Lexicon`` (entity labels, page titles, property labels, units: read from the whole ingest) and
+on the verbalizer settings. A changed shard re-verbalizes its own files; a changed label
+re-verbalizes everything, because any file may name that entity.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from index.evidence import VerbalizeSettings, ingest_files
+from index.fingerprints import combine, hash_files
+from index.lexicon import table_files
+from index.versions import BUILDING_PREFIX, VersionStore
+from schemas.build import Manifest
+from schemas.settings import HqaSettings
+
+# Bump a stage's number when its code changes what it writes: old outputs are then not reused.
+STAGE_FORMATS = {"evidence": 1, "entities": 1, "bm25": 1, "vectors": 1, "graph": 1}
+KG_TABLES = ("entities", "statements", "properties")
+PAGE_TABLES = ("pages", "passages", "table_rows", "infobox_fields", "links")
+LEXICON_TABLES = ("entities", "properties", "pages")  # what ``Lexicon.load`` reads
+
+
+class VerbalizeJob(BaseModel):
+    """One ingest file to verbalize into one evidence file."""
+
+    table: str
+    path: str
+    output: str = Field(description="evidence file name inside the version's evidence folder")
+    key: str = Field(description="fingerprint of this file's evidence")
+
+
+class BuildPlan(BaseModel):
+    version: str
+    index_dir: str
+    ingest_dir: str
+    building: str | None = Field(description="folder the build writes into; None when up to date")
+    previous: str | None = Field(description="published version whose unchanged outputs are reused")
+    fingerprints: dict[str, str]
+    verbalize: list[VerbalizeJob]
+    started: float = Field(description="epoch seconds, for the manifest's total time")
+    removed_runs: list[str] = Field(default_factory=list, description="ingest runs dropped: no longer inputs")
+
+    @property
+    def up_to_date(self) -> bool:
+        return self.building is None
+
+    @property
+    def building_dir(self) -> Path:
+        if self.building is None:
+            raise RuntimeError(f"index {self.version} is up to date: this build has nothing to write")
+        return Path(self.building)
+
+    def previous_manifest(self) -> Manifest | None:
+        return VersionStore(Path(self.index_dir)).manifest(Path(self.previous)) if self.previous else None
+
+
+def verbalize_settings(settings: HqaSettings) -> VerbalizeSettings:
+    return VerbalizeSettings(
+        max_words=settings.index.max_words, entity_summaries=settings.index.entity_summaries
+    )
+
+
+def _file_hashes(ingest_dir: Path, tables: tuple[str, ...]) -> dict[str, str]:
+    files = table_files(ingest_dir, tables)
+    return {str(p.relative_to(ingest_dir)): hash_files([p], ingest_dir) for p in files}
+
+
+def stage_fingerprints(settings: HqaSettings, ingest_dir: Path) -> tuple[dict[str, str], list[VerbalizeJob]]:
+    """Each stage's fingerprint, and the verbalize jobs with their per-file fingerprints."""
+    hashes = _file_hashes(ingest_dir, KG_TABLES + PAGE_TABLES)
+    units_fp = hash_files([settings.unit_table], settings.unit_table.parent)
+    ingest_fp = combine(sorted(hashes.items()))
+    lexicon_fp = combine(
+        units_fp, sorted((k, v) for k, v in hashes.items() if k.split("/", 1)[0] in LEXICON_TABLES)
+    )
+    verbalize = verbalize_settings(settings).model_dump()
+    jobs = []
+    for table, path in ingest_files(ingest_dir):
+        relative = str(path.relative_to(ingest_dir))
+        key = combine(STAGE_FORMATS["evidence"], relative, hashes[relative], lexicon_fp, verbalize)
+        jobs.append(VerbalizeJob(table=table, path=str(path), output=f"{table}.{path.name}", key=key))
+    fingerprints = {
+        "evidence": combine(STAGE_FORMATS["evidence"], sorted(j.key for j in jobs)),
+        "entities": combine(STAGE_FORMATS["entities"], ingest_fp),
+    }
+    fingerprints["bm25"] = combine(STAGE_FORMATS["bm25"], fingerprints["evidence"])
+    fingerprints["vectors"] = combine(
+        STAGE_FORMATS["vectors"], fingerprints["evidence"], settings.index.vector_settings_dump()
+    )
+    fingerprints["graph"] = combine(STAGE_FORMATS["graph"], fingerprints["evidence"], ingest_fp)
+    return fingerprints, jobs
+
+
+def plan_build(
+    settings: HqaSettings,
+    *,
+    ingest_dir: Path | None = None,
+    force: bool = False,
+    version: str | None = None,
+) -> BuildPlan:
+    """Fingerprint the ingest output; start a build folder unless the current version is up to date.
+
+    ``version`` names the new version (a scheduler passes one derived from its run, so a retried
+    plan reuses the same folder); by default it is made from the clock.
+    """
+    started = time.time()
+    ingest_dir = Path(ingest_dir or settings.ingest_dir)
+    if not table_files(ingest_dir, ("pages", "entities")):
+        raise FileNotFoundError(f"no ingest output under {ingest_dir}: run `hqa ingest` first")
+    store = VersionStore(settings.index_dir)
+    previous = store.current()
+    previous_manifest = store.manifest(previous) if previous is not None else None
+    fingerprints, jobs = stage_fingerprints(settings, ingest_dir)
+    plan = BuildPlan(
+        version=version or store.new_version_name(),
+        index_dir=str(store.root),
+        ingest_dir=str(ingest_dir),
+        building=None,
+        previous=None if force or previous is None else str(previous),
+        fingerprints=fingerprints,
+        verbalize=jobs,
+        started=started,
+    )
+    if (
+        not force
+        and previous_manifest is not None
+        and all(
+            name in previous_manifest.stages and previous_manifest.stages[name].fingerprint == fp
+            for name, fp in fingerprints.items()
+        )
+    ):
+        return plan.model_copy(update={"version": previous_manifest.version, "verbalize": []})
+    if (store.root / plan.version).exists():  # a published version already has this name
+        plan.version = store.new_version_name()
+    building = store.root / f"{BUILDING_PREFIX}{plan.version}"
+    shutil.rmtree(building, ignore_errors=True)  # a retried plan starts its folder over
+    plan.building = str(store.start(plan.version))
+    return plan

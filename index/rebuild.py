@@ -1,0 +1,201 @@
+"""The index rebuild as steps with JSON in and JSON out: what the Airflow rebuild DAG's tasks call.
+
+Each step rebuilds its settings from the run's params (and the worker's environment), so any
+worker with the shared state folder can run any step. Steps return plain dicts (pydantic dumps)
+because XCom stores JSON. The order: ``discover`` → ``ingest`` (one per shard) → ``plan`` →
+``verbalize`` (one per ingest file) → ``evidence`` → ``stage`` (four of them) → ``validate`` → ``publish``
+→ ``report``. ``hqa build`` runs the same library functions in one process.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, field_validator
+
+from index.build import publish_build
+from index.build_plan import BuildPlan, VerbalizeJob, plan_build
+from index.build_stages import EvidenceFile, evidence_report, run_stage, validate_build, verbalize_job
+from index.rebuild_report import make_report, render_markdown, write_report
+from index.versions import VersionStore
+from ingest.ottqa import OttqaIngestOptions
+from ingest.pipeline import IngestInputs, finish_ingest, prepare_ingest_dir, sample_inputs
+from ingest.shard_plan import (
+    IngestOptions,
+    ShardJob,
+    ShardOutcome,
+    ingest_shard,
+    plan_shards,
+    prune_stale_outputs,
+)
+from ingest.wikidata.ingest import WikidataIngestOptions, WikidataScope
+from ingest.wikipedia.ingest import WikipediaIngestOptions
+from schemas.build import Manifest, StageReport
+from schemas.settings import HqaSettings
+
+INDEX_ASSET_NAME = "hqa_index"
+INDEX_ASSET_URI = "hqa://index/current"
+Json = dict[str, Any]
+
+
+def _local_path(value: str) -> str:
+    if value.startswith("file://"):
+        return value.removeprefix("file://")
+    if "://" in value:
+        raise ValueError(
+            f"{value!r}: only local paths and file:// URIs are read; put remote dumps on the shared "
+            "storage the workers mount (see README, scale-out) and pass that path"
+        )
+    return value
+
+
+class RebuildParams(BaseModel):
+    """The rebuild DAG's params. No dump given at all means the bundled sample dumps."""
+
+    wikidata: list[str] = Field(default_factory=list, description="Wikidata JSON dump files")
+    wikipedia: list[str] = Field(default_factory=list, description="Wikipedia pages-articles XML dumps")
+    ottqa: str | None = Field(None, description="OTT-QA release folder (tables.json.gz, passages.json.gz)")
+    language: str = Field("en", description="Wikidata label language")
+    scope_ids: list[str] = Field(default_factory=list, description="keep only these Wikidata items")
+    scope_instance_of: list[str] = Field(default_factory=list, description="keep items of these classes")
+    require_enwiki: bool = Field(False, description="keep only items with an English Wikipedia article")
+    shard_mb: int | None = Field(None, ge=1, description="split uncompressed Wikidata dumps into shards")
+    force: bool = Field(False, description="re-ingest and rebuild everything, even unchanged")
+    config: str | None = Field(None, description="hqa settings file (TOML/YAML) for the workers")
+
+    @field_validator("wikidata", "wikipedia")
+    @classmethod
+    def _paths(cls, values: list[str]) -> list[str]:
+        return [_local_path(v) for v in values]
+
+    @field_validator("ottqa")
+    @classmethod
+    def _path(cls, value: str | None) -> str | None:
+        return _local_path(value) if value else None
+
+    def settings(self) -> HqaSettings:
+        return HqaSettings.load(Path(self.config) if self.config else None, language=self.language)
+
+    def inputs(self, settings: HqaSettings) -> IngestInputs:
+        inputs = IngestInputs(
+            [Path(p) for p in self.wikidata],
+            [Path(p) for p in self.wikipedia],
+            Path(self.ottqa) if self.ottqa else None,
+        )
+        return sample_inputs(settings.samples_dir) if inputs.is_empty() else inputs
+
+    def ingest_options(self, settings: HqaSettings) -> IngestOptions:
+        return IngestOptions(
+            wikidata=WikidataIngestOptions(
+                language=settings.language,
+                scope=WikidataScope(
+                    ids=frozenset(self.scope_ids),
+                    instance_of=frozenset(self.scope_instance_of),
+                    require_enwiki=self.require_enwiki,
+                ),
+                max_error_rate=settings.max_error_rate,
+                workers=settings.workers,
+            ),
+            wikipedia=WikipediaIngestOptions(
+                workers=settings.workers, max_error_rate=settings.max_error_rate
+            ),
+            ottqa=OttqaIngestOptions(max_error_rate=settings.max_error_rate),
+        )
+
+
+def param_defaults() -> dict[str, tuple[Any, str | None]]:
+    """(default, description) of every param, for the DAG's ``Param`` declarations."""
+    return {
+        name: (field.get_default(call_default_factory=True), field.description)
+        for name, field in RebuildParams.model_fields.items()
+    }
+
+
+def discover(params: Json) -> list[Json]:
+    """Checksum the inputs and plan their shards: one ingest task per job."""
+    p = RebuildParams.model_validate(params)
+    settings = p.settings()
+    inputs = p.inputs(settings)
+    jobs = plan_shards(
+        inputs.wikidata,
+        inputs.wikipedia,
+        inputs.ottqa,
+        shard_bytes=p.shard_mb << 20 if p.shard_mb else None,
+    )
+    prepare_ingest_dir(settings.ingest_dir, settings.property_table)
+    return [j.model_dump() for j in jobs]
+
+
+def ingest(params: Json, job: Json) -> Json:
+    """Ingest one shard, or keep its earlier output when input and options are unchanged."""
+    p = RebuildParams.model_validate(params)
+    settings = p.settings()
+    options = p.ingest_options(settings)
+    shard = ShardJob.model_validate(job)
+    outcome = ingest_shard(shard, settings.ingest_dir, options, skip_unchanged=not p.force)
+    return outcome.model_dump(mode="json")
+
+
+def plan(params: Json, outcomes: list[Json], run_after: datetime | None = None) -> Json:
+    """Drop the output of inputs no longer given, write the cross-shard ingest reports, plan the build.
+
+    ``run_after`` (the DAG run's time) names the version, so a retried plan reuses its folder.
+    When the index is up to date the plan has no files to verbalize.
+    """
+    p = RebuildParams.model_validate(params)
+    settings = p.settings()
+    results = [ShardOutcome.model_validate(o) for o in outcomes]
+    removed = prune_stale_outputs(settings.ingest_dir, [o.job for o in results])
+    finish_ingest(settings.ingest_dir, any(o.job.reader == "wikidata" for o in results))
+    version = VersionStore.version_name(run_after) if run_after is not None else None
+    build = plan_build(settings, force=p.force, version=version)
+    return build.model_copy(update={"removed_runs": removed}).model_dump(mode="json")
+
+
+def files_to_verbalize(plan: Json) -> list[Json]:
+    """The plan's verbalize jobs, as a list a mapped task can expand over (empty when up to date)."""
+    return [j.model_dump() for j in BuildPlan.model_validate(plan).verbalize]
+
+
+def verbalize(params: Json, plan: Json, job: Json) -> Json:
+    settings = RebuildParams.model_validate(params).settings()
+    build = BuildPlan.model_validate(plan)
+    return verbalize_job(build, VerbalizeJob.model_validate(job), settings).model_dump(mode="json")
+
+
+def evidence(plan: Json, files: list[Json]) -> Json:
+    build = BuildPlan.model_validate(plan)
+    return evidence_report(build, [EvidenceFile.model_validate(f) for f in files]).model_dump(mode="json")
+
+
+def stage(params: Json, plan: Json, name: str) -> Json:
+    settings = RebuildParams.model_validate(params).settings()
+    return run_stage(BuildPlan.model_validate(plan), name, settings).model_dump(mode="json")
+
+
+def validate(params: Json, plan: Json) -> dict[str, str]:
+    settings = RebuildParams.model_validate(params).settings()
+    return validate_build(BuildPlan.model_validate(plan), settings)
+
+
+def publish(params: Json, plan: Json, stages: list[Json], validation: dict[str, str]) -> Json:
+    """Publish the version (atomic ``current`` switch); returns its manifest."""
+    settings = RebuildParams.model_validate(params).settings()
+    reports = {r.name: r for r in (StageReport.model_validate(s) for s in stages)}
+    manifest = publish_build(BuildPlan.model_validate(plan), settings, reports, validation)
+    return manifest.model_dump(mode="json")
+
+
+def report(params: Json, outcomes: list[Json], plan: Json, manifest: Json | None) -> Json:
+    """Write the run report; when nothing was rebuilt, it describes the version still current."""
+    settings = RebuildParams.model_validate(params).settings()
+    build = BuildPlan.model_validate(plan)
+    if manifest is None and build.up_to_date and build.previous:
+        current = VersionStore(Path(build.index_dir)).manifest(Path(build.previous))
+    else:
+        current = Manifest.model_validate(manifest) if manifest else None
+    result = make_report([ShardOutcome.model_validate(o) for o in outcomes], build, current)
+    path = write_report(result, settings.reports_dir)
+    return {"report": str(path), "markdown": render_markdown(result), **result.model_dump(mode="json")}

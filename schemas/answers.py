@@ -1,0 +1,52 @@
+"""What goes into and comes out of question answering: one question in, one answer record out.
+
+Every answerer (BM25 alone today, the query engine later) returns the same ``AnswerRecord``, so a
+batch file, the API and the benchmarks read one shape whatever produced it. The record keeps the
+evidence and timings beside the answer: an answer is only worth as much as what supports it, and
+a slow stage must be visible per question, not only on average.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from schemas.arrow import arrow_schema
+
+
+class Question(BaseModel):
+    """A question as a user or a benchmark asks it; ``id`` ties its answer back to the input."""
+
+    id: str = Field(min_length=1)
+    question: str = Field(min_length=1)
+
+
+class StageTiming(BaseModel):
+    """Time one stage spent on one question (a list, not a dict: Arrow stores it as list<struct>)."""
+
+    stage: str = Field(description="e.g. bm25, vectors, rerank, generate")
+    ms: float
+
+
+class AnswerRecord(BaseModel):
+    """The outcome for one question: the answer (or None), its evidence, timings, and what made it.
+
+    ``answer`` None with ``error`` None means "no answer found" (unknown); ``error`` set means the
+    question could not be answered at all (malformed input line, an exception), so a bad input or
+    a failing question shows up as a row instead of disappearing from the output.
+    """
+
+    question_id: str
+    question: str
+    answer: str | None = Field(None, description="None = unknown or not answered")
+    answer_entity_id: str | None = Field(None, description="Wikidata id when the answer is an entity")
+    confidence: float | None = Field(None, description="the answerer's own score in [0, 1], if it has one")
+    evidence_ids: list[str] = Field(default_factory=list, description="best first")
+    evidence_scores: list[float] = Field(default_factory=list, description="same order as evidence_ids")
+    evidence_source_types: list[str] = Field(default_factory=list, description="kg, text, table, infobox")
+    timings: list[StageTiming] = Field(default_factory=list)
+    index_version: str = Field(description="the index version every evidence id belongs to")
+    answerer: str = Field(description="what answered: bm25, engine, …")
+    error: str | None = Field(None, description="why the question could not be answered")
+
+
+ANSWER_RECORD_SCHEMA = arrow_schema(AnswerRecord)
