@@ -9,7 +9,7 @@ says so.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from airflow.sdk import Asset, Param, dag, get_current_context, task
 
@@ -29,12 +29,7 @@ PARAMS = {name: Param(default, description=doc) for name, (default, doc) in rebu
     max_active_runs=1,
     params=PARAMS,
     tags=["hqa"],
-    default_args={
-        "retries": SETTINGS.airflow.retries,
-        "retry_delay": timedelta(seconds=SETTINGS.airflow.retry_delay_seconds),
-        "retry_exponential_backoff": True,
-        "max_retry_delay": timedelta(seconds=SETTINGS.airflow.max_retry_delay_seconds),
-    },
+    default_args=SETTINGS.airflow.task_defaults(),
     doc_md=__doc__,
 )
 def hqa_index_rebuild():

@@ -48,6 +48,7 @@ class BuildResult:
     version_dir: Path
     manifest: Manifest
     built: bool  # False when the current version was already up to date
+    plan: BuildPlan
 
 
 def library_versions() -> dict[str, str]:
@@ -116,7 +117,7 @@ def build_index(settings: HqaSettings, *, ingest_dir: Path | None = None, force:
     if plan.up_to_date:
         log.info("index %s is up to date with the ingest output", plan.version)
         current = Path(plan.previous or "")
-        return BuildResult(current, store.manifest(current), built=False)
+        return BuildResult(current, store.manifest(current), built=False, plan=plan)
     try:
         lexicon = load_lexicon(plan, settings)
         total = sum(pq.ParquetFile(job.path).metadata.num_rows for job in plan.verbalize)
@@ -133,4 +134,4 @@ def build_index(settings: HqaSettings, *, ingest_dir: Path | None = None, force:
     except BaseException:
         store.abandon(plan.building_dir)
         raise
-    return BuildResult(store.root / manifest.version, manifest, built=True)
+    return BuildResult(store.root / manifest.version, manifest, built=True, plan=plan)

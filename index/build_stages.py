@@ -244,10 +244,13 @@ def _vector_stage(plan: BuildPlan, settings: HqaSettings) -> StageReport:
         name="vectors",
         fingerprint="",
         seconds=round(time.perf_counter() - started, 3),
-        counts={"vectors": vectors.num_rows, "embedded": embed_stats.computed, "reused": embed_stats.reused},
+        counts={"vectors": vectors.num_rows},
         rate=embed_stats.computed / embed_seconds if embed_stats.computed else None,
         rate_unit="embeddings/s",
         details={
+            # what this run computed, not what the index holds: kept out of the manifest's counts
+            "embedded": embed_stats.computed,
+            "cache_hits": embed_stats.reused,
             "model": {"name": embedder.model_name, "max_seq_length": embedder.max_seq_length},
             "ann": stats.model_dump(mode="json"),
         },

@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rich.markdown import Markdown
 from rich.table import Table
 
 from index.build import BuildResult, build_index
 from index.build_stages import dir_bytes
+from index.rebuild_report import LATEST, make_report, write_report
 from index.versions import VersionStore
 from query.cli_console import console
 from query.cli_ingest import add_ingest_arguments, print_ingest_report, run_ingest_from_args
@@ -32,13 +34,18 @@ def cmd_build(args: argparse.Namespace, settings: HqaSettings) -> int:
     if args.keep is not None:
         settings.index.keep_versions = args.keep
     ingest_dir = args.out or settings.ingest_dir
+    outcomes, removed = [], []
     if not args.skip_ingest:
         report = run_ingest_from_args(args, settings, skip_unchanged=not args.force, prune=True)
         if report is None:
             return 2
         print_ingest_report(report)
+        outcomes, removed = report.outcomes, report.removed
     result = build_index(settings, ingest_dir=ingest_dir, force=args.force)
+    plan = result.plan.model_copy(update={"removed_runs": removed})
+    path = write_report(make_report(outcomes, plan, result.manifest), settings.reports_dir)
     print_build(result)
+    console.print(f"Report: {path}")
     return 0
 
 
@@ -53,7 +60,8 @@ def print_build(result: BuildResult) -> None:
     for name, stage in m.stages.items():
         table.add_row(
             name,
-            ", ".join(f"{k} {v:,}" for k, v in stage.counts.items()),
+            ", ".join(f"{k} {v:,}" for k, v in stage.counts.items())
+            + (f" (embedded {stage.details['embedded']:,})" if "embedded" in stage.details else ""),
             f"{stage.rate:,.0f} {stage.rate_unit}" if stage.rate else "",
             f"{stage.seconds:.1f}",
             f"{stage.bytes / 1e6:.1f}",
@@ -99,4 +107,11 @@ def cmd_info(args: argparse.Namespace, settings: HqaSettings) -> int:
             detail.add_row(key, f"{value:,}")
         console.print(detail)
         console.print(f"model: {m.model}; libraries: {m.libraries}")
+    report = settings.reports_dir / f"{LATEST}.md"
+    if report.is_file():
+        console.print(Markdown(report.read_text()))
+        console.print(f"(from {report})")
+    answers = sorted(settings.answers_dir.glob("answers-*.parquet"), key=lambda p: p.stat().st_mtime)
+    if answers:
+        console.print(f"Latest batch answers: {answers[-1]}")
     return 0

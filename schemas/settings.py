@@ -7,6 +7,7 @@ reads the environment itself.
 from __future__ import annotations
 
 import tomllib
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,15 @@ class AirflowSettings(BaseModel):
     ingest_parallelism: int = Field(4, ge=1, description="shards of one run ingested at the same time")
     qa_chunk_size: int = Field(100, ge=1, description="questions per mapped batch-QA task")
     qa_questions: Path | None = Field(None, description="questions the QA DAG answers; None = the samples")
+
+    def task_defaults(self) -> dict[str, Any]:
+        """Every hqa DAG's ``default_args``: retries with exponential back-off."""
+        return {
+            "retries": self.retries,
+            "retry_delay": timedelta(seconds=self.retry_delay_seconds),
+            "retry_exponential_backoff": True,
+            "max_retry_delay": timedelta(seconds=self.max_retry_delay_seconds),
+        }
 
 
 class HqaSettings(BaseSettings):

@@ -156,9 +156,9 @@ def test_parquet_without_the_columns_is_refused(tmp_path: Path) -> None:
 def test_chunks_combine_into_one_parquet_in_input_order(
     sample_index, evidence: pl.DataFrame, mixed: MixedQuestions, tmp_path: Path
 ) -> None:
-    settings, result = sample_index
+    _, result = sample_index
     parts_dir = tmp_path / "parts"
-    jobs = plan_chunks(mixed.path, settings.index_dir, parts_dir, chunk_size=3)
+    jobs = plan_chunks(mixed.path, result.version_dir, parts_dir, chunk_size=3)
     assert [(j.start, j.stop, j.part) for j in jobs] == [(0, 3, 0), (3, 6, 1), (6, 9, 2), (9, 10, 3)]
     assert {j.index_version_dir for j in jobs} == {result.version_dir.resolve()}
     results = [answer_chunk(j) for j in jobs]
@@ -199,8 +199,8 @@ def test_chunks_combine_into_one_parquet_in_input_order(
 
 
 def test_rerunning_a_chunk_gives_the_same_rows(sample_index, mixed: MixedQuestions, tmp_path: Path) -> None:
-    settings, _ = sample_index
-    (job,) = plan_chunks(mixed.path, settings.index_dir, tmp_path / "parts", chunk_size=100)
+    _, result = sample_index
+    (job,) = plan_chunks(mixed.path, result.version_dir, tmp_path / "parts", chunk_size=100)
     first = answer_chunk(job)
     first_rows = rows_of(job.part_path)
     second = answer_chunk(job)
@@ -227,8 +227,8 @@ class FailingAnswerer:
 
 
 def test_a_failing_question_becomes_an_error_row(sample_index, mixed: MixedQuestions, tmp_path: Path) -> None:
-    settings, result = sample_index
-    (job,) = plan_chunks(mixed.path, settings.index_dir, tmp_path / "parts", chunk_size=100)
+    _, result = sample_index
+    (job,) = plan_chunks(mixed.path, result.version_dir, tmp_path / "parts", chunk_size=100)
     answerer = FailingAnswerer(IndexReader.open(result.version_dir), failing_id="copied")
     try:
         chunk = answer_chunk(job, answerer)
@@ -243,8 +243,8 @@ def test_a_failing_question_becomes_an_error_row(sample_index, mixed: MixedQuest
 def test_an_answerer_on_another_index_version_is_refused(
     sample_index, mixed: MixedQuestions, tmp_path: Path
 ) -> None:
-    settings, result = sample_index
-    (job,) = plan_chunks(mixed.path, settings.index_dir, tmp_path / "parts", chunk_size=100)
+    _, result = sample_index
+    (job,) = plan_chunks(mixed.path, result.version_dir, tmp_path / "parts", chunk_size=100)
     answerer = Bm25Answerer(IndexReader.open(result.version_dir))
     answerer.index_version = "v-some-other-build"
     with pytest.raises(ValueError, match="v-some-other-build"):
@@ -253,9 +253,9 @@ def test_an_answerer_on_another_index_version_is_refused(
 
 
 def test_answer_file_answers_the_sample_questions(sample_index, tmp_path: Path) -> None:
-    settings, result = sample_index
+    _, result = sample_index
     out = tmp_path / "answers.parquet"
-    summary = answer_file(QUESTIONS, out, settings.index_dir, chunk_size=50)
+    summary = answer_file(QUESTIONS, out, result.version_dir, chunk_size=50)
     rows = rows_of(out)
     assert [r["question_id"] for r in rows] == [q.id for q in read_questions(QUESTIONS).questions]
     assert (summary.questions, summary.unknown, summary.errors, summary.parts) == (139, 139, 0, 3)
@@ -274,16 +274,16 @@ def interrupt(*_args, **_kwargs):
 def test_answer_file_resumes_from_the_parts_of_an_interrupted_run(
     sample_index, mixed: MixedQuestions, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings, _ = sample_index
+    _, result = sample_index
     out = tmp_path / "answers.parquet"
     with monkeypatch.context() as patch:
         patch.setattr(batch, "combine_parts", interrupt)  # killed after answering, before combining
         with pytest.raises(Interrupted):
-            answer_file(mixed.path, out, settings.index_dir, chunk_size=3)
+            answer_file(mixed.path, out, result.version_dir, chunk_size=3)
     assert len(list(parts_dir_for(out).glob("part-*.parquet"))) == 4 and not out.exists()
 
     monkeypatch.setattr(batch, "open_answerer", interrupt)  # a recomputed part would need an answerer
-    summary = answer_file(mixed.path, out, settings.index_dir, chunk_size=3)
+    summary = answer_file(mixed.path, out, result.version_dir, chunk_size=3)
     assert (summary.parts, summary.parts_reused, summary.questions) == (4, 4, 10)
     assert [r["question_id"] for r in rows_of(out)] == mixed.ids
 
@@ -291,17 +291,17 @@ def test_answer_file_resumes_from_the_parts_of_an_interrupted_run(
 def test_parts_of_a_changed_question_file_are_not_reused(
     sample_index, mixed: MixedQuestions, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings, _ = sample_index
+    _, result = sample_index
     questions = tmp_path / "questions.jsonl"
     questions.write_bytes(mixed.path.read_bytes())
     out = tmp_path / "answers.parquet"
     with monkeypatch.context() as patch:
         patch.setattr(batch, "combine_parts", interrupt)
         with pytest.raises(Interrupted):
-            answer_file(questions, out, settings.index_dir, chunk_size=3)
+            answer_file(questions, out, result.version_dir, chunk_size=3)
     with questions.open("a") as f:
         f.write(json.dumps({"id": "added", "question": "Who founded Belgium?"}) + "\n")
 
-    summary = answer_file(questions, out, settings.index_dir, chunk_size=3)
+    summary = answer_file(questions, out, result.version_dir, chunk_size=3)
     assert (summary.parts, summary.parts_reused, summary.questions) == (4, 0, 11)
     assert [r["question_id"] for r in rows_of(out)] == [*mixed.ids, "added"]
