@@ -6,12 +6,17 @@ task per shard). ``sample_inputs`` names the bundled sample dumps the demo and t
 
 from __future__ import annotations
 
+import filecmp
 import logging
+import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pyarrow.parquet as pq
+
 from ingest.shard_plan import IngestOptions, ShardOutcome, ingest_shard, plan_shards, prune_stale_outputs
-from ingest.wikidata.dangling import write_dangling_report
+from ingest.wikidata.dangling import DANGLING_FILE, write_dangling_report
 from ingest.wikidata.properties import write_bundled_properties
 from schemas.ingest import IngestSummary
 
@@ -57,14 +62,31 @@ def sample_inputs(samples_dir: Path) -> IngestInputs:
 
 
 def prepare_ingest_dir(out_dir: Path, property_table: Path) -> None:
-    """What every ingest folder holds before any shard runs: the bundled property labels."""
-    write_bundled_properties(Path(out_dir), property_table)
+    """What every ingest folder holds before any shard runs: the bundled property labels.
+
+    Written to a scratch folder first and moved in only when the bytes differ, so a run over
+    unchanged inputs rewrites nothing (and the index fingerprints stay equal).
+    """
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out_dir, prefix=".prepare-") as tmp:
+        fresh = write_bundled_properties(Path(tmp), property_table)
+        target = Path(out_dir) / fresh.relative_to(tmp)
+        if not (target.is_file() and filecmp.cmp(fresh, target, shallow=False)):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(fresh, target)
 
 
-def finish_ingest(out_dir: Path, has_wikidata: bool) -> tuple[Path | None, int]:
-    """Cross-shard reports once every shard is in: the entity ids referenced but not ingested."""
+def finish_ingest(out_dir: Path, has_wikidata: bool, changed: bool = True) -> tuple[Path | None, int]:
+    """Cross-shard reports once every shard is in: the entity ids referenced but not ingested.
+
+    With ``changed`` False (every shard kept its output, none was removed) the existing report
+    still holds and is left as it is.
+    """
     if not has_wikidata:
         return None, 0
+    path = Path(out_dir) / DANGLING_FILE
+    if not changed and path.is_file():
+        return path, pq.ParquetFile(path).metadata.num_rows
     path, dangling = write_dangling_report(Path(out_dir))
     log.info("%d referenced entity ids are not in the ingested slice: see %s", dangling, path)
     return path, dangling
@@ -97,5 +119,6 @@ def run_ingest(
     removed = prune_stale_outputs(out_dir, jobs) if prune else []
     prepare_ingest_dir(out_dir, property_table)
     outcomes = [ingest_shard(job, out_dir, options, skip_unchanged=skip_unchanged) for job in jobs]
-    dangling_path, dangling = finish_ingest(out_dir, bool(inputs.wikidata))
+    changed = bool(removed) or not all(o.skipped for o in outcomes)
+    dangling_path, dangling = finish_ingest(out_dir, bool(inputs.wikidata), changed)
     return IngestReport(outcomes, out_dir, dangling, dangling_path, removed)

@@ -32,9 +32,12 @@ def dangling_references(ingest_dir: Path) -> pl.DataFrame:
     )
 
 
+DANGLING_FILE = "dangling_references.parquet"
+
+
 def write_dangling_report(ingest_dir: Path) -> tuple[Path, int]:
     """Write ``dangling_references.parquet`` beside the tables; returns its path and row count."""
     frame = dangling_references(ingest_dir)
-    path = Path(ingest_dir) / "dangling_references.parquet"
+    path = Path(ingest_dir) / DANGLING_FILE
     frame.write_parquet(path)
     return path, frame.height
