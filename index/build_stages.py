@@ -76,12 +76,12 @@ def verbalize_job(
     plan: BuildPlan,
     job: VerbalizeJob,
     settings: HqaSettings,
-    lexicon: Lexicon | Callable[[], Lexicon] | None = None,
+    lexicon: Lexicon | None = None,
     on_records: Callable[[int], None] | None = None,
 ) -> EvidenceFile:
     """Write one evidence file: hard-linked from the previous version when its key is unchanged.
 
-    ``lexicon`` may be a loader, so a task that finds nothing to do never pays for loading it.
+    Without a ``lexicon`` it is loaded only when the file has to be verbalized.
     """
     out_dir = plan.building_dir / layout.EVIDENCE
     out_dir.mkdir(exist_ok=True)
@@ -99,8 +99,6 @@ def verbalize_job(
             return EvidenceFile(job=job, reused=True, stats=stats)
     if lexicon is None:
         lexicon = load_lexicon(plan, settings)
-    elif callable(lexicon):
-        lexicon = lexicon()
     stats = verbalize_file(
         job.table, Path(job.path), out_dir, lexicon, verbalize_settings(settings), on_records
     )

@@ -115,6 +115,9 @@ def embed_evidence(
         for start in range(0, len(texts), cache.part_rows):
             chunk = slice(start, start + cache.part_rows)
             cache.add(todo_ids[chunk], embedder.encode(texts[chunk], on_progress=bar.update))
+            # a log line per part too: where no terminal shows the bar (Airflow task logs)
+            done = min(start + cache.part_rows, len(texts))
+            log.info("embedded %d/%d new evidence texts", done, len(texts))
     finally:
         cache.flush()
         bar.close()
