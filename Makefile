@@ -13,7 +13,7 @@ AIRFLOW_ENV := AIRFLOW_HOME=$(CURDIR)/.state/airflow AIRFLOW__CORE__DAGS_FOLDER=
 AIRFLOW := $(OFFLINE) $(AIRFLOW_ENV) $(BIN)/airflow
 # Task start/end lines of `airflow dags test` as progress; the full log is kept beside the Airflow DB.
 DAG_PROGRESS := grep --line-buffered -oE \
-	'\[DAG TEST\] (starting|end) task task_id=[a-z_0-9]+ map_index=-?[0-9]+|embedded [0-9]+/[0-9]+ new evidence texts'
+	'\[DAG TEST\] (starting|end task) task_id=[a-z_0-9]+ map_index=-?[0-9]+|embedded [0-9]+/[0-9]+ new evidence texts'
 
 .PHONY: demo test lint setup clean airflow-db
 
