@@ -20,7 +20,6 @@ from index.build_plan import BuildPlan, VerbalizeJob, plan_build
 from index.build_stages import EvidenceFile, evidence_report, run_stage, validate_build, verbalize_job
 from index.rebuild_report import make_report, render_markdown, write_report
 from index.versions import VersionStore
-from ingest.ottqa import OttqaIngestOptions
 from ingest.pipeline import IngestInputs, finish_ingest, prepare_ingest_dir, sample_inputs
 from ingest.shard_plan import (
     IngestOptions,
@@ -30,8 +29,7 @@ from ingest.shard_plan import (
     plan_shards,
     prune_stale_outputs,
 )
-from ingest.wikidata.ingest import WikidataIngestOptions, WikidataScope
-from ingest.wikipedia.ingest import WikipediaIngestOptions
+from ingest.wikidata.ingest import WikidataScope
 from schemas.build import Manifest, StageReport
 from schemas.settings import HqaSettings
 
@@ -87,22 +85,12 @@ class RebuildParams(BaseModel):
         return sample_inputs(settings.samples_dir) if inputs.is_empty() else inputs
 
     def ingest_options(self, settings: HqaSettings) -> IngestOptions:
-        return IngestOptions(
-            wikidata=WikidataIngestOptions(
-                language=settings.language,
-                scope=WikidataScope(
-                    ids=frozenset(self.scope_ids),
-                    instance_of=frozenset(self.scope_instance_of),
-                    require_enwiki=self.require_enwiki,
-                ),
-                max_error_rate=settings.max_error_rate,
-                workers=settings.workers,
-            ),
-            wikipedia=WikipediaIngestOptions(
-                workers=settings.workers, max_error_rate=settings.max_error_rate
-            ),
-            ottqa=OttqaIngestOptions(max_error_rate=settings.max_error_rate),
+        scope = WikidataScope(
+            ids=frozenset(self.scope_ids),
+            instance_of=frozenset(self.scope_instance_of),
+            require_enwiki=self.require_enwiki,
         )
+        return IngestOptions.from_settings(settings, scope)
 
 
 def param_defaults() -> dict[str, tuple[Any, str | None]]:

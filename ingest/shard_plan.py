@@ -19,9 +19,10 @@ from ingest.ottqa import PASSAGE_FILE, TABLE_FILE, OttqaIngestOptions, ingest_ot
 from ingest.shard_output import options_fingerprint, summary_path
 from ingest.shards import Shard
 from ingest.sources import detect_compression, file_sha256
-from ingest.wikidata.ingest import WikidataIngestOptions, ingest_wikidata
+from ingest.wikidata.ingest import WikidataIngestOptions, WikidataScope, ingest_wikidata
 from ingest.wikipedia.ingest import WikipediaIngestOptions, ingest_wikipedia
 from schemas.ingest import IngestSummary
+from schemas.settings import HqaSettings
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,28 @@ class IngestOptions(BaseModel):
     wikidata: WikidataIngestOptions = Field(default_factory=WikidataIngestOptions)
     wikipedia: WikipediaIngestOptions = Field(default_factory=WikipediaIngestOptions)
     ottqa: OttqaIngestOptions = Field(default_factory=OttqaIngestOptions)
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: HqaSettings,
+        scope: WikidataScope | None = None,
+        *,
+        wikidata_shard: Shard | None = None,
+        ottqa_limit: int | None = None,
+    ) -> IngestOptions:
+        """Every reader's options from the settings (language, workers, error rate) plus the run's scope."""
+        common = {"workers": settings.workers, "max_error_rate": settings.max_error_rate}
+        return cls(
+            wikidata=WikidataIngestOptions(
+                language=settings.language,
+                scope=scope or WikidataScope(),
+                shard=wikidata_shard or Shard(),
+                **common,
+            ),
+            wikipedia=WikipediaIngestOptions(**common),
+            ottqa=OttqaIngestOptions(limit=ottqa_limit, max_error_rate=settings.max_error_rate),
+        )
 
     def for_job(self, job: ShardJob) -> WikidataIngestOptions | WikipediaIngestOptions | OttqaIngestOptions:
         if job.reader == "wikidata":

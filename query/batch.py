@@ -99,7 +99,6 @@ def plan_chunks(
 
     ``index_dir`` is resolved here, once, so a rebuild that publishes mid-run does not mix versions.
     """
-    _check_chunk_size(chunk_size)
     return _plan(read_questions(questions_path), resolve_index_dir(index_dir), Path(parts_dir), chunk_size, k)
 
 
@@ -361,7 +360,6 @@ def answer_file(
     for the same question file, range, index version and answerer is reused, not recomputed
     (``BatchSummary.parts_reused`` counts them). The answerer is opened only if a part is missing.
     """
-    _check_chunk_size(chunk_size)
     questions = read_questions(questions_path)
     parts_dir = Path(parts_dir) if parts_dir is not None else parts_dir_for(out_path)
     jobs = _plan(questions, resolve_index_dir(index_dir), parts_dir, chunk_size, k)

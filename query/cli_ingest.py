@@ -7,13 +7,11 @@ from pathlib import Path
 
 from rich.table import Table
 
-from ingest.ottqa import OttqaIngestOptions
 from ingest.pipeline import IngestInputs, IngestReport, run_ingest, sample_inputs
 from ingest.shard_output import ErrorRateExceeded
 from ingest.shard_plan import IngestOptions
 from ingest.shards import Shard
-from ingest.wikidata.ingest import WikidataIngestOptions, WikidataScope
-from ingest.wikipedia.ingest import WikipediaIngestOptions
+from ingest.wikidata.ingest import WikidataScope
 from query.cli_console import console
 from schemas.settings import HqaSettings
 
@@ -88,22 +86,13 @@ def run_ingest_from_args(
             inputs,
             out_dir,
             property_table=settings.property_table,
-            options=IngestOptions(
-                wikidata=WikidataIngestOptions(
-                    language=settings.language,
-                    shard=args.shard,
-                    scope=WikidataScope(
-                        ids=_ids(args.ids),
-                        instance_of=_ids(args.instance_of),
-                        require_enwiki=args.require_enwiki,
-                    ),
-                    max_error_rate=settings.max_error_rate,
-                    workers=settings.workers,
+            options=IngestOptions.from_settings(
+                settings,
+                WikidataScope(
+                    ids=_ids(args.ids), instance_of=_ids(args.instance_of), require_enwiki=args.require_enwiki
                 ),
-                wikipedia=WikipediaIngestOptions(
-                    workers=settings.workers, max_error_rate=settings.max_error_rate
-                ),
-                ottqa=OttqaIngestOptions(limit=args.ottqa_limit, max_error_rate=settings.max_error_rate),
+                wikidata_shard=args.shard,
+                ottqa_limit=args.ottqa_limit,
             ),
             skip_unchanged=skip_unchanged,
             prune=prune,
