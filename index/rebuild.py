@@ -136,8 +136,7 @@ def plan(params: Json, outcomes: list[Json], run_after: datetime | None = None) 
     settings = p.settings()
     results = [ShardOutcome.model_validate(o) for o in outcomes]
     removed = prune_stale_outputs(settings.ingest_dir, [o.job for o in results])
-    changed = bool(removed) or not all(o.skipped for o in results)
-    finish_ingest(settings.ingest_dir, any(o.job.reader == "wikidata" for o in results), changed)
+    finish_ingest(settings.ingest_dir, results, removed)
     version = VersionStore.version_name(run_after) if run_after is not None else None
     build = plan_build(settings, force=p.force, version=version)
     return build.model_copy(update={"removed_runs": removed}).model_dump(mode="json")

@@ -76,15 +76,18 @@ def prepare_ingest_dir(out_dir: Path, property_table: Path) -> None:
             shutil.move(fresh, target)
 
 
-def finish_ingest(out_dir: Path, has_wikidata: bool, changed: bool = True) -> tuple[Path | None, int]:
+def finish_ingest(out_dir: Path, outcomes: list[ShardOutcome], removed: list[str]) -> tuple[Path | None, int]:
     """Cross-shard reports once every shard is in: the entity ids referenced but not ingested.
 
-    With ``changed`` False (every shard kept its output, none was removed) the existing report
-    still holds and is left as it is.
+    When every shard kept its earlier output and none was removed, the existing report still holds
+    and is left as it is.
     """
-    if not has_wikidata:
-        return None, 0
+    has_wikidata = any(o.job.reader == "wikidata" for o in outcomes)
+    changed = bool(removed) or not all(o.skipped for o in outcomes)
     path = Path(out_dir) / DANGLING_FILE
+    if not has_wikidata:
+        path.unlink(missing_ok=True)  # a report left from Wikidata inputs no longer given
+        return None, 0
     if not changed and path.is_file():
         return path, pq.ParquetFile(path).metadata.num_rows
     path, dangling = write_dangling_report(Path(out_dir))
@@ -119,6 +122,5 @@ def run_ingest(
     removed = prune_stale_outputs(out_dir, jobs) if prune else []
     prepare_ingest_dir(out_dir, property_table)
     outcomes = [ingest_shard(job, out_dir, options, skip_unchanged=skip_unchanged) for job in jobs]
-    changed = bool(removed) or not all(o.skipped for o in outcomes)
-    dangling_path, dangling = finish_ingest(out_dir, bool(inputs.wikidata), changed)
+    dangling_path, dangling = finish_ingest(out_dir, outcomes, removed)
     return IngestReport(outcomes, out_dir, dangling, dangling_path, removed)
