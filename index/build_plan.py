@@ -27,7 +27,7 @@ from schemas.build import Manifest
 from schemas.settings import HqaSettings
 
 # Bump a stage's number when its code changes what it writes: old outputs are then not reused.
-STAGE_FORMATS = {"evidence": 1, "entities": 1, "bm25": 1, "vectors": 1, "graph": 1}
+STAGE_FORMATS = {"evidence": 1, "entities": 1, "bm25": 1, "vectors": 1, "graph": 2}
 KG_TABLES = ("entities", "statements", "properties")
 PAGE_TABLES = ("pages", "passages", "table_rows", "infobox_fields", "links")
 LEXICON_TABLES = ("entities", "properties", "pages")  # what ``Lexicon.load`` reads

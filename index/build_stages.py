@@ -28,7 +28,7 @@ from index.embedding_cache import EmbeddingCache
 from index.evidence import VerbalizeStats, verbalize_file
 from index.graph import GraphIndex, build_graph
 from index.lexicon import Lexicon
-from index.vectors import VectorIndex, VectorIndexSettings, build_vector_index, embed_evidence
+from index.vectors import VectorIndex, VectorIndexSettings, build_vector_index, embed_evidence, pq_sub_vectors
 from index.versions import link_tree
 from schemas.build import StageReport
 from schemas.settings import HqaSettings
@@ -217,7 +217,9 @@ def _bm25_stage(plan: BuildPlan) -> StageReport:
 
 def embedder_settings(settings: HqaSettings) -> EmbedderSettings:
     return EmbedderSettings(
-        batch_size=settings.index.embedding_batch_size, max_seq_length=settings.index.max_seq_length
+        model=settings.index.embedding_model,
+        batch_size=settings.index.embedding_batch_size,
+        max_seq_length=settings.index.max_seq_length,
     )
 
 
@@ -236,6 +238,7 @@ def _vector_stage(plan: BuildPlan, settings: HqaSettings) -> StageReport:
             ann_min_rows=index_settings.ann_min_rows,
             nprobes=index_settings.ann_nprobes,
             refine_factor=index_settings.ann_refine_factor,
+            num_sub_vectors=pq_sub_vectors(embedder.dimension),
         ),
     )
     return StageReport(

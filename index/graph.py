@@ -39,7 +39,8 @@ SCHEMA = (
     "CREATE NODE TABLE Entity(id STRING PRIMARY KEY, label STRING, description STRING, "
     "page_title STRING, popularity DOUBLE)",
     "CREATE NODE TABLE Page(title STRING PRIMARY KEY, page_id INT64, ingested BOOLEAN)",
-    "CREATE NODE TABLE Evidence(id STRING PRIMARY KEY, source_type STRING, title STRING, text STRING)",
+    "CREATE NODE TABLE Evidence(id STRING PRIMARY KEY, source_type STRING, title STRING, text STRING, "
+    "lead BOOLEAN)",
     "CREATE REL TABLE FACT(FROM Entity TO Entity, property STRING, label STRING, statement_id STRING, "
     "rank STRING, qualifiers STRING, evidence_id STRING)",
     "CREATE REL TABLE LINKS_TO(FROM Page TO Page, source_kind STRING, relation STRING, anchor STRING, "
@@ -78,8 +79,12 @@ def _read_evidence(files: list[Path]) -> pl.DataFrame:
     if not frames:
         frames = [pl.from_arrow(arrow_schema(Evidence).empty_table()).select(columns)]
     evidence = pl.concat(frames, how="vertical_relaxed")
+    # a lead-section window says what its page is about: what a hop to that page reads first
+    lead = (pl.col("source_type") == "text") & (
+        pl.col("provenance").struct.field("section_path").list.len().fill_null(0) == 0
+    )
     return (
-        evidence.with_columns(statement_id=pl.col("provenance").struct.field("statement_id"))
+        evidence.with_columns(statement_id=pl.col("provenance").struct.field("statement_id"), lead=lead)
         .drop("provenance")
         .unique("evidence_id", keep="first", maintain_order=True)
     )
@@ -271,7 +276,9 @@ def _graph_frames(
     frames = {
         "Entity": entities,
         "Page": pages,
-        "Evidence": evidence.select(pl.col("evidence_id").alias("id"), "source_type", "title", "text"),
+        "Evidence": evidence.select(
+            pl.col("evidence_id").alias("id"), "source_type", "title", "text", "lead"
+        ),
         "FACT": facts,
         "LINKS_TO": links,
         "ABOUT": about,
@@ -401,6 +408,20 @@ class GraphIndex:
             {"id": entity_id, "limit": limit},
         )
         return [row["id"] for row in rows]
+
+    def lead_evidence(self, entity_ids: list[str]) -> list[tuple[str, str]]:
+        """(entity id, evidence id) of the lead-section windows of the entities' own pages, in one query.
+
+        A hop from evidence to the pages it links lands here: a page's lead says what its subject is.
+        """
+        if not entity_ids:
+            return []
+        rows = self.query(
+            "MATCH (e:Evidence)-[m:MENTIONS]->(x:Entity) WHERE x.id IN $ids AND m.role = 'page' AND e.lead "
+            "RETURN x.id AS entity_id, e.id AS id",
+            {"ids": list(entity_ids)},
+        )
+        return [(row["entity_id"], row["id"]) for row in rows]
 
     def linked_pages(
         self, title: str, source_kind: str | None = None, relation: str | None = None, limit: int = 200

@@ -166,6 +166,11 @@ def _check_vectors(table: pa.Table) -> int:
     return vtype.list_size
 
 
+def pq_sub_vectors(dimension: int, dims_per_code: int = 8) -> int:
+    """PQ sub-vectors for a dimension: 8 dims per code (SIMD-friendly), as the default does for 384-d."""
+    return max(1, dimension // dims_per_code) if dimension % dims_per_code == 0 else 1
+
+
 def _ann_config(settings: VectorIndexSettings, dimension: int) -> IvfPq | IvfHnswSq:
     if settings.index_type == "IVF_HNSW_SQ":
         return IvfHnswSq(
@@ -254,6 +259,10 @@ class VectorIndex:
 
     def count(self) -> int:
         return self._table.count_rows()
+
+    def all_vectors(self) -> pa.Table:
+        """Every evidence id with its vector: for scoring a whole candidate pool exactly, in memory."""
+        return self._table.to_arrow().select(["evidence_id", "vector"])
 
     def search(
         self, vector: np.ndarray, k: int, source_types: list[str] | None = None, exact: bool = False

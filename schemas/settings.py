@@ -23,6 +23,9 @@ class IndexSettings(BaseModel):
 
     max_words: int = Field(100, ge=10, description="words per passage window, before its context prefix")
     entity_summaries: bool = Field(True, description="evidence for each entity's description and aliases")
+    embedding_model: str = Field(
+        "all-MiniLM-L6-v2", description="sentence embedder (index.embedder.MODELS); wordllama-l2-256 is fast"
+    )
     embedding_batch_size: int = Field(64, ge=1)
     max_seq_length: int | None = Field(None, description="encoder token cap; None = the model's own (256)")
     ann_min_rows: int = Field(50_000, ge=1, description="build an ANN index from this many vectors on")
@@ -32,7 +35,9 @@ class IndexSettings(BaseModel):
 
     def vector_settings_dump(self) -> dict:
         """The settings that change what the vector stage writes (its fingerprint)."""
-        return self.model_dump(include={"max_seq_length", "ann_min_rows", "ann_nprobes", "ann_refine_factor"})
+        return self.model_dump(
+            include={"embedding_model", "max_seq_length", "ann_min_rows", "ann_nprobes", "ann_refine_factor"}
+        )
 
 
 class AirflowSettings(BaseModel):
@@ -66,6 +71,9 @@ class HqaSettings(BaseSettings):
     max_error_rate: float = Field(0.01, description="share of quarantined records that fails a run")
     embedding_cache: Path | None = Field(
         None, description="embedding cache folder (default <state_dir>/embeddings); may be shared"
+    )
+    engine_config: Path | None = Field(
+        None, description="query-engine config file (TOML/YAML) batch jobs use; None = the defaults"
     )
     index: IndexSettings = Field(default_factory=IndexSettings)
     airflow: AirflowSettings = Field(default_factory=AirflowSettings)
