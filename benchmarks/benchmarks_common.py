@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-import os
-import platform
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from query.evaluation.machine import machine
+
+__all__ = ["best_of", "machine"]
 
 
 def best_of(repeat: int, fn: Callable[[], object]) -> tuple[float, object]:
@@ -16,21 +21,3 @@ def best_of(repeat: int, fn: Callable[[], object]) -> tuple[float, object]:
         result = fn()
         best = min(best, time.perf_counter() - start)
     return best, result
-
-
-def machine() -> dict:
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    cpu = next(
-        (
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        ),
-        platform.processor(),
-    )
-    return {
-        "cores": os.cpu_count(),
-        "memory_gib": round(mem, 1),
-        "cpu": cpu,
-        "python": platform.python_version(),
-    }

@@ -1,8 +1,8 @@
 """What answers a question: one narrow interface, so batch jobs do not care which answerer is behind it.
 
-Until the query engine exists, questions are answered by BM25 retrieval alone: the record carries
-the top-k evidence and no answer. ``open_answerer`` is the one place that picks the answerer; the
-engine replaces ``Bm25Answerer`` there, and batch jobs, DAGs and tests keep calling the same functions.
+``open_answerer`` is the one place that picks the answerer. Batch jobs (the CLI's ``hqa answer`` and
+the batch-QA DAG) use the query engine; ``Bm25Answerer`` stays as the baseline: the top-k BM25
+evidence and no answer.
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ from typing import Protocol
 
 from index.reader import IndexReader
 from schemas.answers import AnswerRecord, Question, StageTiming
+from schemas.settings import HqaSettings
 
 DEFAULT_K = 30
 
 
 class Answerer(Protocol):
-    """Answers one question at a time against one index version (not thread-safe yet)."""
+    """Answers questions against one index version."""
 
     name: str
     index_version: str
@@ -63,17 +64,56 @@ class Bm25Answerer:
         self.reader.close()
 
 
-_ANSWERERS: dict[str, Callable[[IndexReader, int], Answerer]] = {Bm25Answerer.name: Bm25Answerer}
+class EngineAnswerer:
+    """The query engine behind the batch interface: answer, confidence and the final k evidence rows.
 
-BATCH_ANSWERER = Bm25Answerer.name
+    Its configuration comes from ``HqaSettings.engine_config`` (``HQA_ENGINE_CONFIG``), so batch jobs
+    and DAG runs change engine settings without a code change.
+    """
+
+    name = "engine"
+
+    def __init__(self, reader: IndexReader, k: int = DEFAULT_K):
+        from query.config import EngineConfig  # the engine loads models: only when it is asked for
+        from query.engine import Engine
+
+        config = EngineConfig.load(HqaSettings().engine_config)
+        config.rerank.stage2_keep = k
+        self.engine = Engine(reader, config)
+        self.index_version = reader.version
+
+    def answer(self, question: Question) -> AnswerRecord:
+        result = self.engine.ask(question.question)
+        return AnswerRecord(
+            question_id=question.id,
+            question=question.question,
+            answer=None if result.unknown else result.answer,
+            answer_entity_id=result.answer_entity_id,
+            confidence=result.confidence,
+            evidence_ids=[e.evidence_id for e in result.evidence],
+            evidence_scores=[e.score for e in result.evidence],
+            evidence_source_types=[e.source_type for e in result.evidence],
+            timings=result.timings,
+            index_version=self.index_version,
+            answerer=self.engine.name,
+        )
+
+    def close(self) -> None:
+        self.engine.close()
+
+
+_ANSWERERS: dict[str, Callable[[IndexReader, int], Answerer]] = {
+    Bm25Answerer.name: Bm25Answerer,
+    EngineAnswerer.name: EngineAnswerer,
+}
+
+BATCH_ANSWERER = EngineAnswerer.name
 """The answerer batch jobs use; recorded in each batch plan so parts made by another one are not reused."""
 
 
 def open_answerer(index_dir: Path, k: int = DEFAULT_K, *, name: str = BATCH_ANSWERER) -> Answerer:
-    """THE place that decides what answers batch questions: BM25 retrieval alone, for now.
+    """THE place that decides what answers batch questions: the query engine by default.
 
-    The query-engine issue switches ``BATCH_ANSWERER`` to the engine (registered here beside
-    ``Bm25Answerer``); callers keep calling ``open_answerer`` and get ``AnswerRecord``s as before.
     ``index_dir`` is an index root (its ``current`` version is resolved once) or a version folder.
     """
     factory = _ANSWERERS.get(name)

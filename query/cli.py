@@ -7,8 +7,10 @@ import logging
 import sys
 from pathlib import Path
 
+from query.cli_eval import add_eval, cmd_eval
 from query.cli_index import add_build, add_info, cmd_build, cmd_info
 from query.cli_ingest import add_ingest, cmd_ingest
+from query.cli_query import add_answer, add_ask, cmd_answer, cmd_ask
 from schemas.settings import HqaSettings
 
 
@@ -21,6 +23,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_ingest(sub)
     add_build(sub)
     add_info(sub)
+    add_ask(sub)
+    add_answer(sub)
+    add_eval(sub)
     return parser
 
 
@@ -43,6 +48,12 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_build(args, settings)
     if args.command == "info":
         return cmd_info(args, settings)
+    if args.command == "ask":
+        return cmd_ask(args, settings)
+    if args.command == "answer":
+        return cmd_answer(args, settings)
+    if args.command == "eval":
+        return cmd_eval(args, settings)
     raise AssertionError(f"unhandled command {args.command}")
 
 

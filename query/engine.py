@@ -1,0 +1,304 @@
+"""The query engine: question → intent → linked entities → one evidence pool → 1000 → 100 → 30 → answer.
+
+The pool is fused twice: BM25, dense and the KG walk first, then once more with the hop list that
+follows the links of the first fusion's head.
+
+``Engine.open(index_dir)`` opens one index version and keeps it for its life; ``ask`` answers one
+question, ``ask_many`` several on a thread pool (every stage reads shared, read-only state; the
+model-backed stages lock around their model). ``run`` returns every intermediate ranking, which the
+evaluation harness uses to measure each stage from one pass.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from index.embedder import Embedder
+from index.reader import IndexReader
+from query.answer import UNKNOWN, AnswerChoice, CandidateAnswerer
+from query.config import EngineConfig
+from query.evidence_store import EvidenceRow, EvidenceStore, VectorMatrix
+from query.intent import RuleIntentExtractor
+from query.linking import EntityLinker, EntityTable
+from query.llm import LlmReader, open_generator
+from query.properties import PropertyLabels
+from query.rerank import FEATURES, FeatureContext, LinearRanker, features, stage_one, standardize
+from query.rerank_models import PairScorer, open_pair_scorer
+from query.retrieval import (
+    Bm25Retriever,
+    DenseRetriever,
+    FusedPool,
+    HopRetriever,
+    KgRetriever,
+    Ranked,
+    fuse,
+    lexical_query,
+    linked_entity_ids,
+)
+from query.text import fold
+from schemas.answers import StageTiming
+from schemas.query import Intent, LinkedMention, QueryResult, ScoredEvidence
+from schemas.settings import HqaSettings
+
+__all__ = ["Engine", "EngineConfig", "StagedRun"]
+
+
+@dataclass
+class StagedRun:
+    """Everything one question went through; each ranking is a list of evidence ids, best first."""
+
+    question: str
+    intent: Intent
+    links: list[LinkedMention]
+    retrieved: dict[str, Ranked]
+    pool: FusedPool
+    rows: dict[str, EvidenceRow]
+    features: np.ndarray  # one row per pool id, in pool order
+    rankings: dict[str, list[str]] = field(default_factory=dict)
+    final_scores: dict[str, float] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+class Engine:
+    def __init__(self, reader: IndexReader, config: EngineConfig | None = None):
+        self.config = config or EngineConfig()
+        self.reader = reader
+        self.index_version = reader.version
+        version_dir = reader.path
+        properties = PropertyLabels.load(self.config.property_table or HqaSettings().property_table)
+        self.entities = EntityTable.from_reader(reader)
+        self.intent_extractor = RuleIntentExtractor(reader.aliases, properties, entities=self.entities)
+        self.linker = EntityLinker(reader.aliases, self.entities, k=self.config.link_k)
+        self.store = EvidenceStore.open(version_dir)
+        settings = self.config.retrieval
+        self.kg = KgRetriever(reader.graph, self.store, settings)
+        self.bm25 = Bm25Retriever(reader.bm25, settings)
+        self.dense = DenseRetriever(reader.vectors, settings)
+        self.hop = HopRetriever(reader.graph, self.store, settings)
+        self.embedder = Embedder.for_index(reader.vectors.stats.embedding_model)
+        self.vectors = VectorMatrix(reader.vectors.all_vectors)
+        rerank = self.config.rerank
+        self.ranker = LinearRanker.load(rerank.ranker) if rerank.ranker else LinearRanker()
+        self.pair_scorer: PairScorer | None = (
+            open_pair_scorer(rerank.stage2, **rerank.stage2_settings) if rerank.stage2 else None
+        )
+        self.answerer = CandidateAnswerer(self.config.answer)
+        llm = self.config.llm
+        if not llm.cache_dir.is_absolute():  # relative model caches live in the state folder
+            llm = llm.model_copy(update={"cache_dir": HqaSettings().state_dir / llm.cache_dir.name})
+        generator = open_generator(llm)
+        self.llm = LlmReader(generator, llm) if generator is not None else None
+
+    @classmethod
+    def open(cls, index_dir: Path, config: EngineConfig | None = None) -> Engine:
+        """Open the ``current`` version under ``index_dir`` (or the version folder itself)."""
+        reader = IndexReader.open(Path(index_dir))
+        try:
+            return cls(reader, config)
+        except Exception:
+            reader.close()
+            raise
+
+    def label(self, entity_id: str) -> str | None:
+        info = self.entities.get(entity_id)
+        return info.label if info is not None else None
+
+    @property
+    def name(self) -> str:
+        return "engine" if self.llm is None else f"engine+{self.llm.generator.name}"
+
+    # -- stages -------------------------------------------------------------------------------------
+
+    def run(self, question: str) -> StagedRun:
+        """Intent, linking, retrieval, fusion and both re-ranking stages, with every ranking kept."""
+        staged = self.retrieve(question)
+        self.rerank(staged)
+        return staged
+
+    def retrieve(self, question: str) -> StagedRun:
+        """Intent, linking, the retrievers, fusion and the pool's features: everything before re-ranking."""
+        timings: dict[str, float] = {}
+        with _timed(timings, "intent"):
+            intent = self.intent_extractor.run(question)
+        with _timed(timings, "linking"):
+            links = self.linker.run(question, intent.mentions, k=self.config.link_k)
+        settings = self.config.retrieval
+        entity_ids = linked_entity_ids(links, settings.entities_per_mention, settings.min_link_score)
+        retrieved: dict[str, Ranked] = {}
+        if "kg" in settings.retrievers:
+            with _timed(timings, "retrieve_kg"):
+                retrieved["kg"] = self.kg.run(intent, entity_ids)
+        if "bm25" in settings.retrievers:
+            with _timed(timings, "retrieve_bm25"):
+                retrieved["bm25"] = self.bm25.run(lexical_query(question, intent), entity_ids)
+        with _timed(timings, "embed_question"):
+            query_vector = self.embedder.encode([question], on_progress=lambda _n: None)[0]
+        if "dense" in settings.retrievers:
+            with _timed(timings, "retrieve_dense"):
+                retrieved["dense"] = self.dense.run(query_vector)
+        with _timed(timings, "fusion"):
+            pool = fuse(list(retrieved.values()), settings)
+        if "hop" in settings.retrievers and settings.hop_seeds:
+            with _timed(timings, "retrieve_hop"):
+                seeds = self.store.get(pool.ids[: settings.hop_seeds])
+                retrieved["hop"] = self.hop.run(seeds, exclude=set(entity_ids))
+            with _timed(timings, "fusion"):
+                pool = fuse(list(retrieved.values()), settings)
+        with _timed(timings, "fusion"):
+            rows = {row.evidence_id: row for row in self.store.get(pool.ids)}
+            pool.ids = [e for e in pool.ids if e in rows]
+        with _timed(timings, "features"):
+            dense = self.vectors.similarity(query_vector, pool.ids)
+            ctx = FeatureContext.of(intent, links)
+            matrix = features([rows[e] for e in pool.ids], pool, dense, ctx)
+        staged = StagedRun(question, intent, links, retrieved, pool, rows, matrix, timings=timings)
+        staged.rankings["fused"] = list(pool.ids)
+        return staged
+
+    def rerank(
+        self,
+        staged: StagedRun,
+        ranker: LinearRanker | None = None,
+        pair_cache: dict[str, float] | None = None,
+    ) -> None:
+        """Stage one (features → linear score over the fused top 100) and stage two (pair scorer, keep 30).
+
+        Each ranking in ``staged.rankings`` covers the whole pool: a stage re-orders its head and leaves
+        the tail in the previous stage's order, so answer presence can be read at any depth.
+        ``pair_cache`` (evidence id → pair score) lets a caller re-rank the same question again
+        without scoring a text twice.
+        """
+        rerank = self.config.rerank
+        ids = staged.rankings["fused"]
+        with _timed(staged.timings, "rerank1"):
+            if rerank.stage1 and ids:
+                ids, scores = stage_one(ranker or self.ranker, staged.features, ids, rerank.stage1_keep)
+                stage1_scores = dict(zip(ids, (float(x) for x in scores), strict=False))
+            else:
+                stage1_scores = {e: staged.pool.fused[e] for e in ids[: rerank.stage1_keep]}
+            staged.rankings["rerank1"] = ids
+        kept = ids[: rerank.stage1_keep]
+        final = {e: stage1_scores[e] for e in kept}
+        if self.pair_scorer is not None and kept:
+            with _timed(staged.timings, "rerank2"):
+                cache = pair_cache if pair_cache is not None else {}
+                todo = [e for e in kept if e not in cache]
+                if todo:
+                    scored = self.pair_scorer.score(staged.question, [staged.rows[e].text for e in todo])
+                    cache.update(zip(todo, (float(x) for x in scored), strict=True))
+                pair = np.array([cache[e] for e in kept], dtype=np.float32)
+                first = standardize(np.array([stage1_scores[e] for e in kept], dtype=np.float32))
+                mixed = (1 - rerank.stage2_weight) * first + rerank.stage2_weight * standardize(pair)
+                order = np.argsort(-mixed, kind="stable")
+                kept = [kept[i] for i in order]
+                final = {kept[j]: float(mixed[i]) for j, i in enumerate(order)}
+            staged.rankings["rerank2"] = kept + ids[rerank.stage1_keep :]
+        staged.final_scores = final
+        staged.rankings["final"] = kept[: rerank.stage2_keep]
+
+    def read(self, staged: StagedRun) -> tuple[AnswerChoice, str]:
+        """Stage five: the answer from the final evidence, by the LLM when one is configured."""
+        evidence = [staged.rows[e] for e in staged.rankings["final"]]
+        with _timed(staged.timings, "answer"):
+            choice = self.answerer.run(staged.intent, staged.links, evidence, self.label)
+            if self.llm is None:
+                return choice, self.answerer.name
+            top = evidence[: self.config.answer.top_evidence]
+            answer = self.llm.run(staged.question, [row.text for row in top])
+            text = answer.text.strip()
+            holding = [row.evidence_id for row in top if text and fold(text) in fold(row.text)]
+            if not text or fold(text) == UNKNOWN:
+                choice = AnswerChoice(UNKNOWN, None, 0.0, True, choice.candidates, [])
+            else:
+                # the model's answer is trusted as far as the evidence shows it
+                confidence = min(1.0, 0.5 + 0.5 * len(holding) / max(len(top), 1)) if holding else 0.2
+                choice = AnswerChoice(text, None, confidence, False, choice.candidates, holding)
+            return choice, self.llm.generator.name
+
+    # -- public API ---------------------------------------------------------------------------------
+
+    def ask(self, question: str) -> QueryResult:
+        started = time.perf_counter()
+        staged = self.run(question)
+        choice, reader_name = self.read(staged)
+        staged.timings["total"] = (time.perf_counter() - started) * 1000
+        return self.result(staged, choice, reader_name)
+
+    def ask_many(self, questions: Iterable[str], workers: int = 1) -> Iterator[QueryResult]:
+        """Answers in input order; ``workers`` threads share this engine."""
+        if workers <= 1:
+            yield from (self.ask(q) for q in questions)
+            return
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            yield from pool.map(self.ask, questions)
+
+    def result(self, staged: StagedRun, choice: AnswerChoice, reader_name: str) -> QueryResult:
+        evidence = []
+        for evidence_id in staged.rankings["final"]:
+            row = staged.rows[evidence_id]
+            i = staged.pool.ids.index(evidence_id)
+            signals = {k: round(float(v), 4) for k, v in zip(FEATURES, staged.features[i], strict=True)}
+            signals = {k: v for k, v in signals.items() if v}
+            ranks = {
+                name: ranking.index(evidence_id) + 1
+                for name, ranking in staged.rankings.items()
+                if name != "final" and evidence_id in ranking
+            }
+            ranks.update({name: r for name, r in staged.pool.ranks[evidence_id].items()})
+            evidence.append(
+                ScoredEvidence(
+                    evidence_id=row.evidence_id,
+                    source_type=row.source_type,  # type: ignore[arg-type]
+                    text=row.text,
+                    title=row.title,
+                    page_title=row.page_title,
+                    entity_ids=row.entity_ids,
+                    provenance=row.provenance,
+                    score=round(staged.final_scores.get(evidence_id, 0.0), 5),
+                    signals=signals,
+                    ranks=ranks,
+                    retrieved_by=sorted(staged.pool.ranks[evidence_id]),
+                )
+            )
+        return QueryResult(
+            question=staged.question,
+            answer=choice.answer,
+            answer_entity_id=choice.entity_id,
+            unknown=choice.unknown,
+            confidence=choice.confidence,
+            evidence=evidence,
+            supporting_evidence_ids=choice.supporting,
+            candidates=choice.candidates,
+            intent=staged.intent,
+            links=staged.links,
+            timings=[StageTiming(stage=k, ms=round(v, 3)) for k, v in staged.timings.items()],
+            reader=reader_name,
+            index_version=self.index_version,
+        )
+
+    def close(self) -> None:
+        if self.llm is not None:
+            self.llm.generator.close()
+        self.reader.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@contextmanager
+def _timed(timings: dict[str, float], stage: str) -> Iterator[None]:
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[stage] = timings.get(stage, 0.0) + (time.perf_counter() - started) * 1000

@@ -1,0 +1,55 @@
+"""Benchmark evaluation: question loaders, answer and retrieval metrics, and the report writer."""
+
+from query.evaluation.loaders import (
+    LOADERS,
+    AnswerSpec,
+    BenchmarkLoader,
+    BenchmarkQuestion,
+    KgqaLoader,
+    OttqaLoader,
+    load_benchmark,
+)
+from query.evaluation.metrics import (
+    AP_KS,
+    CURVE_KS,
+    HIT_KS,
+    ConfigSummary,
+    QuestionEval,
+    ap_curve,
+    evaluate_question,
+    exact_match,
+    first_presence_rank,
+    gold_table_rank,
+    normalize_answer,
+    summarize,
+    token_f1,
+)
+from query.evaluation.report import Report, ReportMeta, ReportPaths, read_report, write_report
+
+__all__ = [
+    "AP_KS",
+    "CURVE_KS",
+    "HIT_KS",
+    "LOADERS",
+    "AnswerSpec",
+    "BenchmarkLoader",
+    "BenchmarkQuestion",
+    "ConfigSummary",
+    "KgqaLoader",
+    "OttqaLoader",
+    "QuestionEval",
+    "Report",
+    "ReportMeta",
+    "ReportPaths",
+    "ap_curve",
+    "evaluate_question",
+    "exact_match",
+    "first_presence_rank",
+    "gold_table_rank",
+    "load_benchmark",
+    "normalize_answer",
+    "read_report",
+    "summarize",
+    "token_f1",
+    "write_report",
+]

@@ -1,0 +1,289 @@
+"""Which Wikidata properties a relation phrase may express: "population" -> P1082, "born" -> P569/P19.
+
+The property table (labels, aliases, datatypes) is read once; a phrase is matched against every label
+and alias by content words, with a light stemmer and a short hand-written list of verb -> noun cues
+for the verbs questions use where Wikidata has nouns ("directed" -> director, "died" -> date of death).
+
+Scores lie in [0, 1]:
+  - 1.0 / 0.95: the whole phrase is the label / an alias (after normalization);
+  - 0.55-0.9:   every content word of a name occurs in the phrase, more the larger the share of the
+                phrase the name covers (a cue counts as a one-word name, plus 0.05);
+  - below 0.45: some words of a name occur in the phrase.
+Then times a datatype factor (external ids and media rarely answer questions) and, when the caller
+knows the answer type, a small penalty for datatypes that cannot hold it (a date is not an item).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from index.aliases import normalize_mention
+from ingest.wikidata.properties import read_bundled_properties
+from schemas.query import AnswerType, PropertyMatch
+
+
+def word_set(text: str) -> frozenset[str]:
+    """A word list written as one string, so it reads as prose rather than a column of quotes."""
+    return frozenset(text.split())
+
+
+STOPWORDS = word_set(
+    """
+    a about above after again against all also am among an and any are aren as at be because been before
+    being below between both but by can could d did do does doing don down during each either else ever
+    few for from further had has have having he her here hers herself him himself his how i if in into is
+    isn it its itself just least less ll m many may me might more most much must my myself neither no nor
+    not now o of off on once one only or other our ours ourselves out over own per re s same shall she
+    should so some such t than that the their theirs them themselves then there these they this those
+    through thus to too under until up upon us ve very via was we were what whatever when where whether
+    which while who whom whose why will with within without would y yet you your yours yourself
+    currently still ever often already
+    """
+)
+"""Function words: never part of a relation phrase, a mention's first or last word, or a keyword."""
+
+
+_IRREGULAR = {
+    "born": "born",
+    "died": "die",
+    "dies": "die",
+    "wrote": "writ",
+    "written": "writ",
+    "married": "marry",
+}
+_DOUBLED = re.compile(r"([bdfgkmnprt])\1$")
+
+
+def stem(word: str) -> str:
+    """A light English stemmer (plural, -ed, -ing, final e), so 'directed' and 'directing' meet."""
+    w = word.lower()
+    if w in _IRREGULAR:
+        return _IRREGULAR[w]
+    if len(w) > 4 and w.endswith("ies"):
+        w = w[:-3] + "y"
+    elif len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    if len(w) > 5 and w.endswith("ing"):
+        w = _DOUBLED.sub(r"\1", w[:-3])
+    elif len(w) > 4 and w.endswith("ed"):
+        w = _DOUBLED.sub(r"\1", w[:-2])
+    if len(w) > 3 and w.endswith("e"):
+        w = w[:-1]
+    return w
+
+
+def content_words(text: str) -> list[str]:
+    """The normalized words of ``text`` that are not stopwords, in order."""
+    return [w for w in normalize_mention(text).split() if w not in STOPWORDS]
+
+
+VERB_CUES: dict[str, tuple[str, ...]] = {
+    "born": ("date of birth", "place of birth"),
+    "birth": ("date of birth", "place of birth"),
+    "died": ("date of death", "place of death", "cause of death"),
+    "death": ("date of death", "place of death", "cause of death"),
+    "direct": ("director",),
+    "write": ("author", "screenwriter"),
+    "written": ("author", "screenwriter"),
+    "wrote": ("author", "screenwriter"),
+    "found": ("inception", "founded by"),
+    "establish": ("inception",),
+    "create": ("creator", "inception"),
+    "compose": ("composer",),
+    "produce": ("producer",),
+    "star": ("cast member",),
+    "play": ("cast member", "member of sports team"),
+    "marry": ("spouse",),
+    "married": ("spouse",),
+    "own": ("owned by",),
+    "locate": ("location", "located in the administrative territorial entity"),
+    "live": ("residence", "population"),
+    "resident": ("population",),
+    "inhabitant": ("population",),
+    "capital": ("capital",),
+    "population": ("population",),
+    "coach": ("head coach",),
+    "manage": ("manager",),
+    "publish": ("publisher", "publication date"),
+    "release": ("publication date",),
+    "design": ("designer",),
+    "build": ("inception", "architect"),
+    "built": ("inception", "architect"),
+    "open": ("date of official opening",),
+    "win": ("winner", "award received"),
+    "won": ("winner", "award received"),
+    "award": ("award received",),
+    "educate": ("educated at",),
+    "study": ("educated at",),
+    "graduate": ("educated at",),
+    "attend": ("educated at",),
+    "member": ("member of",),
+    "sing": ("performer",),
+    "sung": ("performer",),
+    "perform": ("performer",),
+    "nickname": ("nickname",),
+    "height": ("height",),
+    "tall": ("height",),
+    "area": ("area",),
+    "elevation": ("elevation above sea level",),
+}
+"""Question words -> labels of the properties they usually stand for."""
+
+_CUES: dict[str, tuple[str, ...]] = {}
+for _word, _labels in VERB_CUES.items():
+    _CUES[stem(_word)] = tuple(dict.fromkeys(_CUES.get(stem(_word), ()) + _labels))
+
+_DATATYPE_FACTOR = {
+    "wikibase-item": 1.0,
+    "quantity": 1.0,
+    "time": 1.0,
+    "string": 0.9,
+    "monolingualtext": 0.9,
+    "globe-coordinate": 0.9,
+    "external-id": 0.5,
+}
+_OTHER_DATATYPE_FACTOR = 0.7
+_DATATYPE_FOR_ANSWER: dict[str, tuple[str, ...]] = {
+    "date": ("time",),
+    "year": ("time",),
+    "number": ("quantity",),
+    "person": ("wikibase-item",),
+    "place": ("wikibase-item", "globe-coordinate"),
+    "organization": ("wikibase-item",),
+    "entity": ("wikibase-item",),
+}
+ANSWER_TYPE_MISMATCH = 0.85
+CUE_BONUS = 0.05  # a hand-written cue outranks an alias that merely shares the word ("directs")
+
+
+@dataclass(frozen=True)
+class _Name:
+    property: str
+    label: str
+    name: str  # the label or alias as written
+    is_label: bool
+    words: frozenset[str]  # stemmed content words
+
+
+@dataclass(frozen=True)
+class _Property:
+    label: str
+    datatype: str | None
+    rank: int  # numeric part of the id: older (smaller) properties are the general ones
+
+
+class PropertyLabels:
+    """The property table, indexed by normalized name and by stemmed word; read-only after loading."""
+
+    def __init__(self, rows: list[dict]):
+        self._properties: dict[str, _Property] = {}
+        self._by_norm: dict[str, list[_Name]] = {}
+        self._by_word: dict[str, list[_Name]] = {}
+        self._by_label: dict[str, str] = {}
+        for row in rows:
+            pid = row["id"]
+            self._properties[pid] = _Property(row["label"], row.get("datatype"), _id_rank(pid))
+            self._by_label.setdefault(normalize_mention(row["label"]), pid)
+            names = [(row["label"], True), *((a, False) for a in row.get("aliases") or [])]
+            for name, is_label in names:
+                norm = normalize_mention(name)
+                if not norm:
+                    continue
+                entry = _Name(
+                    pid, row["label"], name, is_label, frozenset(stem(w) for w in content_words(name))
+                )
+                self._by_norm.setdefault(norm, []).append(entry)
+                for w in entry.words:
+                    self._by_word.setdefault(w, []).append(entry)
+
+    @classmethod
+    def load(cls, path: Path) -> PropertyLabels:
+        """Read the bundled TSV (id, label, datatype, aliases joined by '|', description) once."""
+        path = Path(path)
+        if not path.exists():
+            raise FileNotFoundError(
+                f"property table {path} not found: it ships as data/wikidata-properties.tsv.gz"
+            )
+        return cls(read_bundled_properties(path))
+
+    def __len__(self) -> int:
+        return len(self._properties)
+
+    def label(self, property_id: str) -> str | None:
+        prop = self._properties.get(property_id)
+        return prop.label if prop else None
+
+    def datatype(self, property_id: str) -> str | None:
+        prop = self._properties.get(property_id)
+        return prop.datatype if prop else None
+
+    def match(self, phrase: str, k: int = 5, *, answer_type: AnswerType | None = None) -> list[PropertyMatch]:
+        """Up to k properties the phrase may express, best first; [] when nothing matches."""
+        if k < 1:
+            return []
+        norm = normalize_mention(phrase)
+        words = [stem(w) for w in content_words(phrase)]
+        if not norm or not words:
+            return []
+        phrase_words = set(words)
+        best: dict[str, tuple[float, str]] = {}
+
+        def offer(name: _Name, score: float) -> None:
+            if score > best.get(name.property, (0.0, ""))[0]:
+                best[name.property] = (score, name.name)
+
+        for name in self._by_norm.get(norm, []):
+            offer(name, 1.0 if name.is_label else 0.95)
+        seen: set[int] = set()
+        for w in phrase_words:
+            for name in self._by_word.get(w, []):
+                if id(name) in seen:
+                    continue
+                seen.add(id(name))
+                offer(name, _overlap_score(name, phrase_words))
+        for w in phrase_words:
+            for label in _CUES.get(w, ()):
+                pid = self._by_label.get(label)
+                if pid is not None:
+                    cue = _Name(pid, label, label, True, frozenset({w}))
+                    offer(cue, min(1.0, CUE_BONUS + _overlap_score(cue, phrase_words)))
+        ranked = []
+        for pid, (score, matched) in best.items():
+            prop = self._properties[pid]
+            final = score * _datatype_factor(prop.datatype, answer_type)
+            ranked.append((-final, _datatype_rank(prop.datatype), prop.rank, pid, matched, final))
+        ranked.sort()
+        return [
+            PropertyMatch(
+                property=pid, label=self._properties[pid].label, matched=matched, score=round(final, 4)
+            )
+            for _, _, _, pid, matched, final in ranked[:k]
+        ]
+
+
+def _overlap_score(name: _Name, phrase_words: set[str]) -> float:
+    if not name.words:
+        return 0.0
+    shared = len(name.words & phrase_words)
+    if shared == len(name.words):
+        return 0.55 + 0.35 * min(1.0, len(name.words) / len(phrase_words))
+    return 0.45 * (shared / len(name.words)) * (0.5 + 0.5 * shared / len(phrase_words))
+
+
+def _datatype_factor(datatype: str | None, answer_type: AnswerType | None) -> float:
+    factor = _DATATYPE_FACTOR.get(datatype or "", _OTHER_DATATYPE_FACTOR)
+    wanted = _DATATYPE_FOR_ANSWER.get(answer_type or "")
+    if wanted and datatype not in wanted:
+        factor *= ANSWER_TYPE_MISMATCH
+    return factor
+
+
+def _datatype_rank(datatype: str | None) -> int:
+    return 0 if _DATATYPE_FACTOR.get(datatype or "", _OTHER_DATATYPE_FACTOR) >= 1.0 else 1
+
+
+def _id_rank(pid: str) -> int:
+    digits = pid[1:]
+    return int(digits) if digits.isdigit() else 1 << 30

@@ -1,0 +1,131 @@
+"""What the query engine hands across its boundaries: the intent of a question, linked entities, scored
+evidence and the result a user (or a batch job, or the evaluation harness) receives.
+
+Every stage of the engine reads and writes these models, so a stage can be replaced (a rule-based intent
+extractor by an LLM one, a feature ranker by a cross-encoder) without its neighbours noticing.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from schemas.answers import StageTiming
+from schemas.evidence import Provenance, SourceType
+
+AnswerType = Literal["person", "place", "organization", "date", "year", "number", "entity", "other"]
+"""What kind of thing answers the question; ``entity`` when it is a thing but of no narrower type."""
+
+TimeCue = Literal["first", "last", "before", "after", "during", "since", "until"]
+
+
+class Mention(BaseModel):
+    """A span of the question that may name an entity; offsets are character positions in the question."""
+
+    text: str
+    start: int
+    end: int
+
+
+class TimeConstraint(BaseModel):
+    years: list[int] = Field(default_factory=list, description="four-digit years in the question")
+    dates: list[str] = Field(default_factory=list, description="full dates as ISO 'YYYY-MM-DD'")
+    cues: list[TimeCue] = Field(default_factory=list, description="ordinal / relative cues, in order")
+
+    def is_empty(self) -> bool:
+        return not (self.years or self.dates or self.cues)
+
+
+class PropertyMatch(BaseModel):
+    """A Wikidata property the relation phrase may express, with how well its label or an alias matched."""
+
+    property: str = Field(description="Wikidata property id, e.g. P1082")
+    label: str
+    matched: str = Field(description="the label or alias that matched")
+    score: float = Field(ge=0.0, le=1.0)
+
+
+class Intent(BaseModel):
+    """The structured reading of a question: what is asked, about whom, along which relation, when, where."""
+
+    question: str
+    answer_type: AnswerType
+    answer_type_phrase: str | None = Field(None, description="the noun naming the type: 'which *city*'")
+    mentions: list[Mention] = Field(default_factory=list)
+    relation: str | None = Field(None, description="the relation phrase: 'population', 'directed by'")
+    properties: list[PropertyMatch] = Field(default_factory=list, description="best first")
+    time: TimeConstraint = Field(default_factory=TimeConstraint)
+    location: str | None = Field(None, description="a place the question is restricted to")
+    keywords: list[str] = Field(default_factory=list, description="content words, for the lexical query")
+    extractor: str = Field(description="which extractor produced this intent")
+
+
+class EntityCandidate(BaseModel):
+    entity_id: str
+    label: str
+    description: str | None = None
+    page_title: str | None = None
+    match: str = Field(description="how the alias matched: exact, normalized or fuzzy")
+    prior: float = Field(description="P(entity | alias) from anchors, labels and titles")
+    popularity: float
+    context: float = Field(description="overlap of the question with the entity's label and description")
+    score: float
+
+
+class LinkedMention(BaseModel):
+    """One mention with its candidate entities, best first: a ranked list, never a single forced guess."""
+
+    mention: Mention
+    candidates: list[EntityCandidate]
+
+    @property
+    def best(self) -> EntityCandidate | None:
+        return self.candidates[0] if self.candidates else None
+
+
+class ScoredEvidence(BaseModel):
+    """A piece of evidence in the pool, with every signal that scored it and its rank after each stage."""
+
+    evidence_id: str
+    source_type: SourceType
+    text: str
+    title: str
+    page_title: str | None = None
+    entity_ids: list[str] = Field(default_factory=list)
+    provenance: Provenance
+    score: float = Field(description="score of the last stage that ranked it")
+    signals: dict[str, float] = Field(default_factory=dict, description="per-signal scores: bm25, dense, …")
+    ranks: dict[str, int] = Field(default_factory=dict, description="1-based rank after each stage")
+    retrieved_by: list[str] = Field(default_factory=list, description="retrievers that found it")
+
+
+class AnswerCandidate(BaseModel):
+    text: str
+    entity_id: str | None = None
+    kind: Literal["entity", "date", "year", "number", "name"]
+    support: float = Field(description="score mass of the evidence that contains it")
+    type_match: float
+    score: float
+    evidence_ids: list[str] = Field(default_factory=list)
+
+
+class QueryResult(BaseModel):
+    """The answer, how sure the engine is, what supports it, and how it got there."""
+
+    question: str
+    answer: str = Field(description="the answer text, or 'unknown' when the evidence does not hold one")
+    answer_entity_id: str | None = None
+    unknown: bool
+    confidence: float = Field(ge=0.0, le=1.0)
+    evidence: list[ScoredEvidence] = Field(description="top evidence after the last stage, best first")
+    supporting_evidence_ids: list[str] = Field(default_factory=list, description="evidence with the answer")
+    candidates: list[AnswerCandidate] = Field(default_factory=list, description="best first")
+    intent: Intent
+    links: list[LinkedMention] = Field(default_factory=list)
+    timings: list[StageTiming] = Field(default_factory=list)
+    reader: str = Field(description="what chose the answer: 'candidates' or an LLM backend's name")
+    index_version: str
+
+    def timing(self, stage: str) -> float | None:
+        return next((t.ms for t in self.timings if t.stage == stage), None)
