@@ -28,6 +28,8 @@ TOTAL_STAGE = "total"
 """The stage name of a question's end-to-end time; the sum of its stages when the harness gives none."""
 
 _PUNCTUATION = frozenset(string.punctuation)
+_DROP_PUNCTUATION = str.maketrans("", "", string.punctuation)
+_SPACE_PUNCTUATION = str.maketrans(string.punctuation, " " * len(string.punctuation))
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 
 
@@ -36,7 +38,7 @@ _ARTICLES = re.compile(r"\b(a|an|the)\b")
 
 def normalize_answer(s: str) -> str:
     """SQuAD normalization: lowercase, drop ASCII punctuation and the articles a/an/the, collapse spaces."""
-    s = "".join(ch for ch in s.lower() if ch not in _PUNCTUATION)
+    s = s.lower().translate(_DROP_PUNCTUATION)
     return " ".join(_ARTICLES.sub(" ", s).split())
 
 
@@ -77,9 +79,13 @@ def _presence_forms(s: str) -> tuple[str, str]:
     first keeps "U.S." matching "US". Both are padded with spaces so matches fall on token boundaries.
     """
     lowered = s.lower()
-    spaced = "".join(
-        " " if ch in _PUNCTUATION or unicodedata.category(ch).startswith("P") else ch for ch in lowered
-    )
+    # every evidence text of every pool is put through this: ASCII (most of them) by one table lookup
+    if lowered.isascii():
+        spaced = lowered.translate(_SPACE_PUNCTUATION)
+    else:
+        spaced = "".join(
+            " " if ch in _PUNCTUATION or unicodedata.category(ch).startswith("P") else ch for ch in lowered
+        )
     return f" {normalize_answer(s)} ", f" {' '.join(_ARTICLES.sub(' ', spaced).split())} "
 
 

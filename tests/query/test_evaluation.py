@@ -100,6 +100,14 @@ def test_presence_rank_articles_case_and_punctuation() -> None:
     assert first_presence_rank(["La Plante, Lynda"], ["Lynda La Plante"]) is None
 
 
+def test_presence_rank_on_non_ascii_punctuation() -> None:
+    # the ASCII fast path and the per-character path must treat punctuation alike
+    assert first_presence_rank(["Zürich \u2013 1,000 “people”"], ["1,000 people"]) == 1
+    assert first_presence_rank(["Zürich \u2013 1,000 “people”"], ["Zürich"]) == 1
+    assert first_presence_rank(["Zurich\u20141000"], ["1000"]) == 1
+    assert normalize_answer("Zürich, “the” City!") == "zürich “ ” city"
+
+
 def test_presence_rank_edge_cases() -> None:
     assert first_presence_rank([], ["x"]) is None
     assert first_presence_rank(["the a an"], ["the"]) is None  # answers that normalize to nothing are ignored
