@@ -255,19 +255,21 @@ def test_an_answerer_on_another_index_version_is_refused(
 
 def test_answer_file_answers_the_sample_questions(sample_index, tmp_path: Path) -> None:
     _, result = sample_index
+    questions = tmp_path / "questions.jsonl"  # the first 45 sample questions: three parts of 15
+    questions.write_text("\n".join(QUESTIONS.read_text().splitlines()[:45]) + "\n")
     out = tmp_path / "answers.parquet"
-    summary = answer_file(QUESTIONS, out, result.version_dir, chunk_size=50)
+    summary = answer_file(questions, out, result.version_dir, chunk_size=15)
     rows = rows_of(out)
-    assert [r["question_id"] for r in rows] == [q.id for q in read_questions(QUESTIONS).questions]
-    assert (summary.questions, summary.answered + summary.unknown, summary.errors, summary.parts) == (
-        139,
-        139,
-        0,
-        3,
-    )
-    assert summary.answered > 0  # the engine answers some of the sample questions; the rest are "unknown"
+    assert [r["question_id"] for r in rows] == [q.id for q in read_questions(questions).questions]
+    assert (summary.questions, summary.answered + summary.unknown, summary.errors) == (45, 45, 0)
+    assert (summary.parts, summary.parts_reused) == (3, 0)
     assert summary.index_version == result.manifest.version
     assert not parts_dir_for(out).exists()
+    threshold = AnswerSettings().threshold
+    answered = [r for r in rows if r["answer"] is not None]
+    assert len(answered) == summary.answered > 0  # the engine answers some; the rest are "unknown"
+    assert all(r["confidence"] >= threshold and r["answerer"] == "engine" for r in answered)
+    assert all(len(r["evidence_ids"]) == 30 for r in rows)
 
 
 class Interrupted(Exception):
