@@ -95,6 +95,9 @@ class Engine:
             llm = llm.model_copy(update={"cache_dir": HqaSettings().state_dir / llm.cache_dir.name})
         generator = open_generator(llm)
         self.llm = LlmReader(generator, llm) if generator is not None else None
+        # load the question encoder and the vector matrix now: not inside the first question's timings
+        self.embedder.encode(["warm-up"], on_progress=lambda _n: None)
+        self.vectors.similarity(np.zeros(self.embedder.dimension, dtype=np.float32), [])
 
     @classmethod
     def open(cls, index_dir: Path, config: EngineConfig | None = None) -> Engine:
