@@ -232,7 +232,7 @@ class AliasIndex:
                     )
             if len(best) >= k and kind != "exact":
                 break
-        return sorted(best.values(), key=lambda h: -h.score)[:k]
+        return sorted(best.values(), key=lambda h: (-h.score, h.entity_id))[:k]
 
     def _fuzzy(self, words: list[str]) -> tantivy.Query:
         """Every word must match, allowing one edit in words of five letters or more."""

@@ -21,7 +21,7 @@ import pyarrow as pa
 import tantivy
 from pydantic import BaseModel
 
-from index.tantivy_text import safe_query_text
+from index.tantivy_text import safe_query_text, top_docs
 from ingest.progress import progress
 from schemas.evidence import SOURCE_TYPES
 
@@ -125,8 +125,7 @@ class Bm25Index:
             query = tantivy.Query.boolean_query(clauses)
         searcher = self._index.searcher()
         hits = []
-        for score, address in searcher.search(query, k).hits:
-            doc = searcher.doc(address)
+        for score, doc in top_docs(searcher, query, k, "evidence_id"):
             hits.append(
                 Bm25Hit(
                     evidence_id=doc["evidence_id"][0],

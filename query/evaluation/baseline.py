@@ -23,7 +23,7 @@ import polars as pl
 import tantivy
 
 from index import layout
-from index.tantivy_text import safe_query_text
+from index.tantivy_text import safe_query_text, top_docs
 from ingest.progress import progress
 
 DOC_PREFIX = "base:"
@@ -117,8 +117,7 @@ class PlainBm25:
             return []
         searcher = self._index.searcher()
         hits = []
-        for _, address in searcher.search(self._index.parse_query(words, ["text"]), k).hits:
-            doc = searcher.doc(address)
+        for _, doc in top_docs(searcher, self._index.parse_query(words, ["text"]), k, "doc_id"):
             table_id = doc["table_id"][0] if doc["table_id"] else None
             hits.append(
                 BaselineHit(doc["doc_id"][0], doc["text"][0], doc["source_type"][0], table_id or None)
