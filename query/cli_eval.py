@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
-import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -143,7 +143,7 @@ def cmd_eval(args: argparse.Namespace, settings: HqaSettings) -> int:
         )
         meta = ReportMeta(
             title=f"hqa evaluation on {args.benchmark} ({len(questions)} questions)",
-            command=" ".join(shlex.quote(a) for a in ["hqa", *sys.argv[1:]]),
+            command=_command_line(args.argv),
             benchmark=args.benchmark,
             questions_path=str(args.questions),
             index_version=engine.index_version,
@@ -169,3 +169,10 @@ def cmd_eval(args: argparse.Namespace, settings: HqaSettings) -> int:
             f"Hit@1 {s.hit[1]:.3f}  EM {s.em:.3f}"
         )
     return 0
+
+
+def _command_line(argv: list[str]) -> str:
+    """The command as typed, with the ``HQA_`` settings from the environment that shaped the run."""
+    env = [f"{k}={shlex.quote(v)}" for k, v in sorted(os.environ.items()) if k.startswith("HQA_")]
+    env = [e for e in env if not e.startswith("HQA_PROGRESS=")]
+    return " ".join([*env, "hqa", *(shlex.quote(a) for a in argv)])

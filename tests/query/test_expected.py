@@ -26,6 +26,7 @@ def test_fast_regression_entry(entry: ExpectedEntry, sample_index, tmp_path: Pat
     assert main([*argv[1:], "--out", str(tmp_path)]) == 0
     report = read_report(tmp_path / "report.json")
     assert report.summaries[0].config == "bm25-baseline"
+    assert "hqa eval --benchmark ottqa" in report.meta.command  # the command given, not the test runner's
     assert not misses(report, entry)
 
 
