@@ -13,6 +13,7 @@ title and text, so a hit can be shown without a second lookup.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,13 @@ from ingest.progress import progress
 from schemas.evidence import SOURCE_TYPES
 
 WRITER_HEAP_BYTES = 256_000_000
+EN_STEM = (
+    tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+    .filter(tantivy.Filter.remove_long(40))
+    .filter(tantivy.Filter.lowercase())
+    .filter(tantivy.Filter.stemmer("english"))
+)
+"""Tantivy's built-in ``en_stem`` tokenizer, rebuilt to turn words into the terms the text field holds."""
 
 
 def evidence_schema() -> tantivy.Schema:
@@ -94,9 +102,32 @@ class Bm25Index:
         self.path = Path(path)
         self._index = tantivy.Index.open(str(self.path))
         self._schema = self._index.schema
+        self._searcher = self._index.searcher()  # the index is read-only: one searcher for the statistics
+        self._analyzer = EN_STEM.build()
+        self._log_docs = math.log(self._searcher.num_docs + 1)
+        self._doc_freqs: dict[str, int] = {}  # term -> documents holding it; terms of candidates recur
 
     def count(self) -> int:
         return self._index.searcher().num_docs
+
+    def specificity(self, text: str) -> float:
+        """How rare the rarest word of ``text`` is in the indexed text: its idf over the largest possible
+        idf, from 0 (in every document, or no word at all) to 1 (in none).
+
+        A reader scores answer candidates by it: "American" or "Football Club" sit in tens of thousands
+        of rows and are seldom what a question asks for; "Clay Helton" has a word few rows hold.
+        """
+        terms = self._analyzer.analyze(text)
+        if not terms or self._log_docs <= 0:
+            return 0.0
+        rarest = min(self._doc_freq(term) for term in terms)
+        return max(0.0, math.log((self._searcher.num_docs + 1) / (rarest + 1)) / self._log_docs)
+
+    def _doc_freq(self, term: str) -> int:
+        freq = self._doc_freqs.get(term)
+        if freq is None:
+            freq = self._doc_freqs[term] = self._searcher.doc_freq("text", term)
+        return freq
 
     def search(
         self,

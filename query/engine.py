@@ -89,7 +89,7 @@ class Engine:
         self.pair_scorer: PairScorer | None = (
             open_pair_scorer(rerank.stage2, **rerank.stage2_settings) if rerank.stage2 else None
         )
-        self.answerer = CandidateAnswerer(self.config.answer)
+        self.answerer = CandidateAnswerer(self.config.answer, specificity=reader.bm25.specificity)
         llm = self.config.llm
         if not llm.cache_dir.is_absolute():  # relative model caches live in the state folder
             llm = llm.model_copy(update={"cache_dir": HqaSettings().state_dir / llm.cache_dir.name})

@@ -32,7 +32,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from ingest.progress import progress
-from query.answer import ANSWER_FEATURES, AnswerScorer, CandidateAnswerer
+from query.answer import ANSWER_FEATURES, AnswerScorer
 from query.config import EngineConfig
 from query.engine import Engine, StagedRun
 from query.evaluation.baseline import PlainBm25
@@ -126,7 +126,7 @@ class Evaluator:
         self.settings = settings or EvalSettings()
         self.baseline = baseline
         self.pair_scorer = engine.pair_scorer
-        self.answerer = CandidateAnswerer(engine.config.answer)  # the engine's configured scorer
+        self.answerer = engine.answerer  # the engine's configured reader and scorer
         self.fold_rankers: list[LinearRanker] = []
         self.fold_scorers: list[AnswerScorer] = []
 

@@ -111,3 +111,18 @@ def test_reader_keeps_its_version_during_a_rebuild(sample_index, sample_ingest):
     assert new.manifest.stages["entities"].reused_from == first.manifest.version
     assert new.manifest.stages["vectors"].details["embedded"] == 0
     assert VersionStore(settings.index_dir).current() == fresh.path
+
+
+def test_specificity_ranks_rare_words_above_common_ones(reader):
+    bm25 = reader.bm25
+    assert (
+        0.0
+        <= bm25.specificity("the")
+        < bm25.specificity("population")
+        < bm25.specificity("Nicomachus")
+        <= 1.0
+    )
+    assert bm25.specificity("Aristotle Nicomachus") == bm25.specificity(
+        "Nicomachus"
+    )  # the rarest word counts
+    assert bm25.specificity("") == 0.0 and bm25.specificity("zzzqqxj") == 1.0

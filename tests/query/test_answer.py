@@ -140,3 +140,36 @@ def test_unknown_feature_names_are_refused(tmp_path) -> None:
     assert AnswerScorer.load(path).weights == {"log_support": 1.0}
     with pytest.raises(ValueError, match="unknown answer features"):
         AnswerScorer(weights={"nonsense": 1.0}).vector()
+
+
+def test_a_generic_word_loses_to_a_specific_name_under_the_hand_scorer() -> None:
+    intent = Intent(
+        question="Who coached the team in 2016?",
+        answer_type="person",
+        keywords=["coached", "team"],
+        extractor="t",
+    )
+    evidence = [row("text", "Page: The American team was coached by Clay Helton in 2016 .")]
+    rarity = {"american": 0.1, "clay": 0.5, "helton": 0.8}
+
+    def specificity(text: str) -> float:
+        return max((rarity.get(w.lower(), 0.9) for w in text.split()), default=0.0)
+
+    plain = CandidateAnswerer().run(intent, [], evidence, lambda _e: None)
+    specific = CandidateAnswerer(specificity=specificity).run(intent, [], evidence, lambda _e: None)
+    assert specific.answer == "Clay Helton"
+    col = ANSWER_FEATURES.index("log_specific")
+    by_text = {c.text: specific.features[i] for i, c in enumerate(specific.candidates)}
+    assert by_text["American"][col] < by_text["Clay Helton"][col] == 0.0
+    assert "American" in {c.text for c in plain.candidates}
+
+
+def test_a_candidate_inside_a_longer_one_is_marked_contained() -> None:
+    intent = Intent(
+        question="Who is the head coach?", answer_type="person", keywords=["coach"], extractor="t"
+    )
+    evidence = [row("text", "Page: Head coach Clay Helton said Helton would stay .")]
+    choice = CandidateAnswerer().run(intent, [], evidence, lambda _e: None)
+    col = ANSWER_FEATURES.index("contained")
+    by_text = {c.text: choice.features[i] for i, c in enumerate(choice.candidates)}
+    assert by_text["Helton"][col] == 1.0 and by_text["Clay Helton"][col] == 0.0
