@@ -89,7 +89,7 @@ def cmd_eval(args: argparse.Namespace, settings: HqaSettings) -> int:
             main, by_source = run_ablation_passes(evaluator, questions, index_dir, args.source_limit)
             if args.traces is not None:
                 save_traces(args.traces, main, by_source)
-        evaluator.fit_answer_folds(main, ANSWER_TRAINING)
+        examples = evaluator.fit_answer_folds(main, ANSWER_TRAINING)
         summaries = evaluator.summaries(main, STAGE_ORDER[:-1])
         by_name = {s.config: s for s in summaries}
         base = max(
@@ -137,7 +137,6 @@ def cmd_eval(args: argparse.Namespace, settings: HqaSettings) -> int:
         out.mkdir(parents=True, exist_ok=True)
         everyone = f"all {len(main)} {args.benchmark} questions"
         fit_ranker(main, everyone, config.rerank.stage1_keep).save(out / "ranker.json")
-        examples = [ex for ex in (evaluator.answer_examples(t, ANSWER_TRAINING) for t in main) if ex]
         fit_answer_scorer(examples, f"{ANSWER_TRAINING} candidates of {everyone}").save(
             out / "answer_scorer.json"
         )

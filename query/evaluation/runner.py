@@ -218,9 +218,15 @@ class Evaluator:
         golds = trace.question.answer_texts()
         return matrix, np.array([exact_match(d.text, golds) for d in drafts], dtype=bool)
 
-    def fit_answer_folds(self, traces: list[Trace], config: str) -> None:
-        """One answer scorer per fold, fitted on the other folds' candidates from ``config``'s evidence."""
-        examples = [(t.fold, self.answer_examples(t, config)) for t in traces]
+    def fit_answer_folds(self, traces: list[Trace], config: str) -> list[tuple[np.ndarray, np.ndarray]]:
+        """One answer scorer per fold, fitted on the other folds' candidates from ``config``'s evidence;
+        returns every question's candidates (features, right or not) for a fit on all of them."""
+        examples = []
+        bar = progress(f"answer candidates of {config}", total=len(traces), unit="question")
+        for trace in traces:
+            examples.append((trace.fold, self.answer_examples(trace, config)))
+            bar.update(1)
+        bar.close()
         self.fold_scorers = []
         for fold in range(self.settings.folds):
             train = [ex for f, ex in examples if f != fold and ex is not None]
@@ -229,6 +235,7 @@ class Evaluator:
                     train, f"{config} candidates, fold {fold + 1} of {self.settings.folds} held out"
                 )
             )
+        return [ex for _, ex in examples if ex is not None]
 
     def rerank(self, trace: Trace, fold: int | None) -> None:
         """Stage one with both weightings, stage two on the learned one: rankings into the trace."""
@@ -317,7 +324,15 @@ class Evaluator:
             if not any(config in t.rankings for t in traces):
                 continue
             read = config in self.settings.answer_configs
-            evals = [self.evaluate(t, config, read, learned_reader) for t in traces]
+            evals = []
+            # reading is the slow part (minutes on a full benchmark): a bar for the configurations that read
+            bar = progress(f"read {prefix}{config}", total=len(traces), unit="question") if read else None
+            for trace in traces:
+                evals.append(self.evaluate(trace, config, read, learned_reader))
+                if bar is not None:
+                    bar.update(1)
+            if bar is not None:
+                bar.close()
             name = prefix + config + ("+learned-reader" if learned_reader else "")
             for e in evals:
                 e.config = name
