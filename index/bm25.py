@@ -27,13 +27,18 @@ from ingest.progress import progress
 from schemas.evidence import SOURCE_TYPES
 
 WRITER_HEAP_BYTES = 256_000_000
-EN_STEM = (
-    tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-    .filter(tantivy.Filter.remove_long(40))
-    .filter(tantivy.Filter.lowercase())
-    .filter(tantivy.Filter.stemmer("english"))
-)
-"""Tantivy's built-in ``en_stem`` tokenizer, rebuilt to turn words into the terms the text field holds."""
+
+
+def en_stem_analyzer() -> tantivy.TextAnalyzer:
+    """Tantivy's built-in ``en_stem`` tokenizer, rebuilt to turn words into the terms the text field
+    holds (a builder builds once: each index gets its own)."""
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(40))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.stemmer("english"))
+        .build()
+    )
 
 
 def evidence_schema() -> tantivy.Schema:
@@ -103,7 +108,7 @@ class Bm25Index:
         self._index = tantivy.Index.open(str(self.path))
         self._schema = self._index.schema
         self._searcher = self._index.searcher()  # the index is read-only: one searcher for the statistics
-        self._analyzer = EN_STEM.build()
+        self._analyzer = en_stem_analyzer()
         self._log_docs = math.log(self._searcher.num_docs + 1)
         self._doc_freqs: dict[str, int] = {}  # term -> documents holding it; terms of candidates recur
 

@@ -7,6 +7,7 @@ import threading
 import polars as pl
 import pytest
 
+from index.bm25 import Bm25Index
 from index.build import build_index
 from index.embedder import Embedder
 from index.reader import IndexReader
@@ -126,3 +127,5 @@ def test_specificity_ranks_rare_words_above_common_ones(reader):
         "Nicomachus"
     )  # the rarest word counts
     assert bm25.specificity("") == 0.0 and bm25.specificity("zzzqqxj") == 1.0
+    again = Bm25Index(bm25.path)  # a second index opened in the same process has its own analyzer
+    assert again.specificity("Nicomachus") == bm25.specificity("Nicomachus")
