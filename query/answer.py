@@ -60,7 +60,9 @@ _PLACE = re.compile(r"\b[A-Z][\w'.-]+(?: [A-Z][\w'.-]+)* ?, [A-Z][\w'.-]+(?: [A-
 """'Roanoke , Virginia': a place and the region it is in."""
 _YEAR = re.compile(r"\b(?:1[0-9]{3}|20[0-9]{2})\b")
 _NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.])\d+(?:\.\d+)?(?![\w])")
-_NAME = re.compile(r"\b[A-Z][\w'.-]*(?:\s+(?:of|the|de|von|van|and|&)?\s*[A-Z][\w'.-]*)*")
+_NAME = re.compile(r"\b[A-Z][\w'.-]*(?:(?<![a-z][a-z]\.)\s+(?:of|the|de|von|van|and|&)?\s*[A-Z][\w'.-]*)*")
+"""Capitalized words in a row; a word that ends a sentence ("Thessaloniki. His") ends the name, while
+initials and short abbreviations ("Vaughn Jr. Smith", "St. Louis") do not."""
 SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 _CELL = re.compile(r"(?:^|, )([^:,]{1,60}): ")
 _PAREN = re.compile(r"\s*\([^)]*\)$")

@@ -173,3 +173,12 @@ def test_a_candidate_inside_a_longer_one_is_marked_contained() -> None:
     col = ANSWER_FEATURES.index("contained")
     by_text = {c.text: choice.features[i] for i, c in enumerate(choice.candidates)}
     assert by_text["Helton"][col] == 1.0 and by_text["Clay Helton"][col] == 0.0
+
+
+def test_a_name_ends_at_a_sentence_end_but_not_at_an_abbreviation() -> None:
+    text = (
+        "Stagira, east of Thessaloniki. His father Nicomachus. George Vaughn Jr. Smith lived in St. Louis ."
+    )
+    found = {name.strip(" .") for name in texts(prose_candidates(text))}  # extract() strips the stop
+    assert {"Thessaloniki", "Nicomachus", "George Vaughn Jr. Smith", "St. Louis"} <= found
+    assert not any(". His" in name or ". George" in name for name in found)
