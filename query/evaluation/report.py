@@ -76,7 +76,7 @@ def write_report(out_dir: Path, summaries: list[ConfigSummary], meta: ReportMeta
     )
     _write_atomic(paths.json_path, lambda tmp: tmp.write_text(report.model_dump_json(indent=2) + "\n"))
     _write_atomic(paths.ap_plot, lambda tmp: _plot_ap(summaries, tmp))
-    if any(s.latency_ms for s in summaries):
+    if any(s.latency_ms for s in _plotted(summaries)):
         paths.latency_plot = out_dir / "latency.png"
         _write_atomic(paths.latency_plot, lambda tmp: _plot_latency(summaries, tmp))
     markdown = render_markdown(
@@ -278,10 +278,22 @@ def _figure(width: float, height: float):
     return fig
 
 
+def _plotted(summaries: list[ConfigSummary]) -> list[ConfigSummary]:
+    """The configurations a plot shows: each stage over every question. Subsets (``first300/…``),
+    source filters (``only-text/…``) and reader variants (``…+learned-reader``) stay in the tables; a
+    plot with all of them cannot be read."""
+    return [s for s in summaries if "/" not in s.config and "+" not in s.config]
+
+
+def _style(i: int) -> dict[str, str]:
+    """Colour and line style of the i-th series: ten colours, then the same colours dashed."""
+    return {"color": f"C{i % 10}", "linestyle": "-" if i < 10 else "--"}
+
+
 def _plot_ap(summaries: list[ConfigSummary], path: Path) -> None:
-    fig = _figure(7.5, 4.5)
+    fig = _figure(9.0, 4.8)
     ax = fig.add_subplot()
-    for i, s in enumerate(summaries):
+    for i, s in enumerate(_plotted(summaries)):
         curve = s.ap_curve or s.ap
         ks = sorted(curve)
         ax.plot(
@@ -291,6 +303,7 @@ def _plot_ap(summaries: list[ConfigSummary], path: Path) -> None:
             markersize=3,
             linewidth=2.4 if i == 0 else 1.5,
             label=s.config + (" (baseline)" if i == 0 else ""),
+            **_style(i),
         )
     ax.set_xscale("log")
     ax.set_xticks(AP_KS, [str(k) for k in AP_KS])
@@ -299,13 +312,14 @@ def _plot_ap(summaries: list[ConfigSummary], path: Path) -> None:
     ax.set_ylabel("answer presence AP@k (%)")
     ax.set_ylim(0, 100)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.01, 0.5))
     ax.set_title("Answer presence in the first k evidence texts")
     fig.savefig(path, format="png")
 
 
 def _plot_latency(summaries: list[ConfigSummary], path: Path) -> None:
-    timed = [(i, s) for i, s in enumerate(summaries) if s.latency_ms]  # i keeps each config's AP plot colour
+    # i keeps each configuration's colour from the answer-presence plot
+    timed = [(i, s) for i, s in enumerate(_plotted(summaries)) if s.latency_ms]
     stages = _stage_order([s for _, s in timed])
     fig = _figure(max(6.0, 1.3 * len(stages) + 2.5), 4.5)
     ax = fig.add_subplot()
@@ -316,9 +330,10 @@ def _plot_latency(summaries: list[ConfigSummary], path: Path) -> None:
         p50 = [s.latency_ms.get(stage, {}).get("p50", 0.0) for stage in stages]
         p95 = [s.latency_ms.get(stage, {}).get("p95", 0.0) for stage in stages]
         values += p50 + p95
-        color = f"C{i % 10}"
-        ax.bar(xs, p95, width, color=color, alpha=0.35)
-        ax.bar(xs, p50, width, color=color, label=s.config)
+        color = _style(i)["color"]
+        hatch = "//" if i >= 10 else None
+        ax.bar(xs, p95, width, color=color, alpha=0.35, hatch=hatch)
+        ax.bar(xs, p50, width, color=color, label=s.config, hatch=hatch)
     positive = [v for v in values if v > 0]
     if positive and max(positive) / min(positive) > 100:
         ax.set_yscale("log")  # a total of seconds next to a stage of a millisecond: both stay readable
@@ -326,7 +341,7 @@ def _plot_latency(summaries: list[ConfigSummary], path: Path) -> None:
     ax.set_ylabel("milliseconds")
     ax.set_title("Latency per stage: p50 (solid), p95 (light)")
     ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.savefig(path, format="png")
 
 
