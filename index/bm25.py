@@ -109,11 +109,11 @@ class Bm25Index:
         self._schema = self._index.schema
         self._searcher = self._index.searcher()  # the index is read-only: one searcher for the statistics
         self._analyzer = en_stem_analyzer()
-        self._log_docs = math.log(self._searcher.num_docs + 1)
+        self._docs = self._searcher.num_docs
         self._doc_freqs: dict[str, int] = {}  # term -> documents holding it; terms of candidates recur
 
     def count(self) -> int:
-        return self._index.searcher().num_docs
+        return self._docs
 
     def specificity(self, text: str) -> float:
         """How rare the rarest word of ``text`` is in the indexed text: its idf over the largest possible
@@ -123,10 +123,10 @@ class Bm25Index:
         of rows and are seldom what a question asks for; "Clay Helton" has a word few rows hold.
         """
         terms = self._analyzer.analyze(text)
-        if not terms or self._log_docs <= 0:
+        if not terms or not self._docs:
             return 0.0
         rarest = min(self._doc_freq(term) for term in terms)
-        return max(0.0, math.log((self._searcher.num_docs + 1) / (rarest + 1)) / self._log_docs)
+        return max(0.0, math.log((self._docs + 1) / (rarest + 1)) / math.log(self._docs + 1))
 
     def _doc_freq(self, term: str) -> int:
         freq = self._doc_freqs.get(term)

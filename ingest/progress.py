@@ -7,9 +7,12 @@ import os
 from tqdm import tqdm
 
 
-def progress(desc: str, *, total: float | None = None, unit: str = "it", unit_scale: bool = False) -> tqdm:
-    """A progress bar; ``update(n)`` it as work is done and ``close()`` it at the end."""
-    disabled = os.environ.get("HQA_PROGRESS", "1") == "0"
+def progress(
+    desc: str, *, total: float | None = None, unit: str = "it", unit_scale: bool = False, shown: bool = True
+) -> tqdm:
+    """A progress bar; ``update(n)`` it as work is done and ``close()`` it at the end. ``shown=False``
+    gives a silent one, for loops that are slow only sometimes."""
+    disabled = not shown or os.environ.get("HQA_PROGRESS", "1") == "0"
     return tqdm(
         desc=desc,
         total=total,

@@ -419,7 +419,8 @@ class CandidateAnswerer:
             x[col["log_tokens"]] = math.log(1 + len(key.split()))
             specific = self.specificity(draft.text) if self.specificity is not None else 1.0
             x[col["log_specific"]] = math.log(0.1 + 0.9 * min(1.0, specific / SPECIFIC_ENOUGH))
-            x[col["contained"]] = float(any(f" {key} " in other and other != f" {key} " for other in padded))
+            mine = f" {key} "
+            x[col["contained"]] = float(any(mine in other and other != mine for other in padded))
             drafts.append(draft)
             rows.append(x)
             holdings.append(holding)

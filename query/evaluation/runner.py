@@ -326,13 +326,11 @@ class Evaluator:
             read = config in self.settings.answer_configs
             evals = []
             # reading is the slow part (minutes on a full benchmark): a bar for the configurations that read
-            bar = progress(f"read {prefix}{config}", total=len(traces), unit="question") if read else None
+            bar = progress(f"read {prefix}{config}", total=len(traces), unit="question", shown=read)
             for trace in traces:
                 evals.append(self.evaluate(trace, config, read, learned_reader))
-                if bar is not None:
-                    bar.update(1)
-            if bar is not None:
-                bar.close()
+                bar.update(1)
+            bar.close()
             name = prefix + config + ("+learned-reader" if learned_reader else "")
             for e in evals:
                 e.config = name
