@@ -27,7 +27,7 @@ sys.path.insert(0, str(REPO))
 from benchmarks_common import machine  # noqa: E402
 
 from query.evaluation.runner import Trace, load_traces  # noqa: E402
-from query.retrieval import RetrievalSettings, fuse  # noqa: E402
+from query.retrieve.retrievers import RetrievalSettings, fuse  # noqa: E402
 
 GRID = {
     "kg": (0.5, 1.0, 2.0),

@@ -25,11 +25,11 @@ sys.path.insert(0, str(REPO))
 from benchmarks_common import machine  # noqa: E402
 
 from ingest.progress import progress  # noqa: E402
-from query.answer import HAND_WEIGHTS, AnswerScorer, CandidateAnswerer  # noqa: E402
 from query.config import EngineConfig  # noqa: E402
 from query.engine import Engine  # noqa: E402
 from query.evaluation.metrics import exact_match  # noqa: E402
 from query.evaluation.runner import load_traces  # noqa: E402
+from query.read.candidates import HAND_WEIGHTS, AnswerScorer, CandidateAnswerer  # noqa: E402
 
 FIRST_WEIGHTS = {"log_support": 1.0, "log_type": 1.0, "log_coverage": 1.0, "log_near": 1.0}
 

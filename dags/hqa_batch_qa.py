@@ -2,8 +2,8 @@
 plan (pin the index version, cut the questions into chunks) → answer each chunk (mapped) → combine
 into one answers Parquet with evidence ids, scores, timings and the index version.
 
-Wiring only: every task calls one step of ``query.batch_steps``; which answerer runs is decided
-in ``query.answerer``, so this file does not change when the query engine replaces BM25.
+Wiring only: every task calls one step of ``query.batch.steps``; which answerer runs is decided
+in ``query.batch.answerers``, so this file does not change when the query engine replaces BM25.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from datetime import datetime
 from airflow.sdk import Asset, Param, dag, task
 
 from index.rebuild import INDEX_ASSET_NAME, INDEX_ASSET_URI
-from query import batch_steps
+from query.batch import steps as batch_steps
 from schemas.settings import HqaSettings
 
 SETTINGS = HqaSettings()

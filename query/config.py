@@ -13,10 +13,10 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from query.answer import AnswerSettings
-from query.llm import LlmSettings
-from query.models import BUNDLED_RANKER
-from query.retrieval import RetrievalSettings
+from query.llm.generators import LlmSettings
+from query.read.candidates import AnswerSettings
+from query.rerank.models import BUNDLED_RANKER
+from query.retrieve.retrievers import RetrievalSettings
 
 
 class RerankSettings(BaseModel):

@@ -22,16 +22,13 @@ import numpy as np
 
 from index.embedder import Embedder
 from index.reader import IndexReader
-from query.answer import UNKNOWN, AnswerChoice, CandidateAnswerer
 from query.config import EngineConfig
-from query.evidence_store import EvidenceRow, EvidenceStore, VectorMatrix
-from query.intent import RuleIntentExtractor
-from query.linking import EntityLinker, EntityTable
-from query.llm import LlmReader, open_generator
-from query.properties import PropertyLabels
-from query.rerank import FEATURES, FeatureContext, LinearRanker, features, stage_one, standardize
-from query.rerank_models import PairScorer, open_pair_scorer
-from query.retrieval import (
+from query.llm.generators import LlmReader, open_generator
+from query.read.candidates import UNKNOWN, AnswerChoice, CandidateAnswerer
+from query.rerank.pair_scorers import PairScorer, open_pair_scorer
+from query.rerank.stage_one import FEATURES, FeatureContext, LinearRanker, features, stage_one, standardize
+from query.retrieve.evidence_store import EvidenceRow, EvidenceStore, VectorMatrix
+from query.retrieve.retrievers import (
     Bm25Retriever,
     DenseRetriever,
     FusedPool,
@@ -43,6 +40,9 @@ from query.retrieval import (
     linked_entity_ids,
 )
 from query.text import fold
+from query.understand.intent import RuleIntentExtractor
+from query.understand.linking import EntityLinker, EntityTable
+from query.understand.properties import PropertyLabels
 from schemas.answers import StageTiming
 from schemas.query import Intent, LinkedMention, QueryResult, ScoredEvidence
 from schemas.settings import HqaSettings

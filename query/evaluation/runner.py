@@ -32,7 +32,6 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from ingest.progress import progress
-from query.answer import ANSWER_FEATURES, AnswerScorer
 from query.config import EngineConfig
 from query.engine import Engine, StagedRun
 from query.evaluation.baseline import PlainBm25
@@ -46,8 +45,9 @@ from query.evaluation.metrics import (
     summarize,
     token_f1,
 )
-from query.rerank import FEATURES, LinearRanker, stage_one
-from query.retrieval import fuse
+from query.read.candidates import ANSWER_FEATURES, AnswerScorer
+from query.rerank.stage_one import FEATURES, LinearRanker, stage_one
+from query.retrieve.retrievers import fuse
 from schemas.evidence import SourceType
 
 log = logging.getLogger(__name__)

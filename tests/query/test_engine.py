@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from query import Engine, EngineConfig
-from query.answer import UNKNOWN
 from query.evaluation.metrics import exact_match
+from query.read.candidates import UNKNOWN
 from tests.conftest import WIKIDATA_ITEMS
 
 

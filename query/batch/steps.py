@@ -1,0 +1,78 @@
+"""Batch question answering as steps with JSON in and out: what the batch-QA DAG's tasks call.
+
+``plan`` pins the index version that is current when the run starts and cuts the question file
+into chunks; ``answer`` answers one chunk (mapped); ``combine`` writes the one answers Parquet.
+Which answerer runs is decided by ``query.batch.answerers.open_answerer``, not here and not in the DAG,
+so the DAG stays the same when the query engine replaces BM25-only answering.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from index.versions import VersionStore, resolve_index_dir
+from query.batch.jobs import (
+    ChunkJob,
+    ChunkResult,
+    answer_chunk,
+    combine_parts,
+    existing_part,
+    parts_dir_for,
+    plan_chunks,
+)
+from schemas.settings import HqaSettings
+
+Json = dict[str, Any]
+
+
+class QaParams(BaseModel):
+    """The batch-QA DAG's params; empty values fall back to the settings."""
+
+    questions: str | None = Field(None, description="JSONL or Parquet of (id, question); default: settings")
+    out: str | None = Field(None, description="answers Parquet; default <state>/answers/answers-<version>")
+    index: str | None = Field(None, description="index root or version folder; default <state>/indexes")
+    chunk_size: int | None = Field(None, ge=1, description="questions per mapped task; default: settings")
+    config: str | None = Field(None, description="hqa settings file (TOML/YAML) for the workers")
+
+    def settings(self) -> HqaSettings:
+        return HqaSettings.load(Path(self.config) if self.config else None)
+
+
+def param_defaults() -> dict[str, tuple[Any, str | None]]:
+    return {name: (field.default, field.description) for name, field in QaParams.model_fields.items()}
+
+
+def default_questions(settings: HqaSettings) -> Path:
+    return settings.airflow.qa_questions or settings.samples_dir / "questions.jsonl"
+
+
+def plan(params: Json) -> list[Json]:
+    """Resolve the index version once, name the output after it, and cut the questions into chunks."""
+    p = QaParams.model_validate(params)
+    settings = p.settings()
+    version_dir = resolve_index_dir(Path(p.index) if p.index else settings.index_dir)
+    version = VersionStore(version_dir.parent).manifest(version_dir).version
+    out = Path(p.out) if p.out else settings.answers_dir / f"answers-{version}.parquet"
+    questions = Path(p.questions) if p.questions else default_questions(settings)
+    jobs = plan_chunks(
+        questions, version_dir, parts_dir_for(out), p.chunk_size or settings.airflow.qa_chunk_size
+    )
+    return [{"job": job.model_dump(mode="json"), "out": str(out)} for job in jobs]
+
+
+def answer(chunk: Json) -> Json:
+    """Answer one chunk; a part an earlier try already finished for the same work is kept."""
+    job = ChunkJob.model_validate(chunk["job"])
+    result = existing_part(job) or answer_chunk(job)
+    return {"result": result.model_dump(mode="json"), "out": chunk["out"]}
+
+
+def combine(parts: list[Json]) -> Json:
+    """One Parquet of all answers in question order, and the run's summary."""
+    if not parts:
+        raise ValueError("no answered chunks to combine")
+    results = [ChunkResult.model_validate(p["result"]) for p in parts]
+    return combine_parts(results, Path(parts[0]["out"])).model_dump(mode="json")

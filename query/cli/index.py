@@ -1,0 +1,117 @@
+"""``hqa build`` and ``hqa info``: build a new index version, and show what the versions hold."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.markdown import Markdown
+from rich.table import Table
+
+from index.build import BuildResult, build_index
+from index.build_stages import dir_bytes
+from index.rebuild_report import LATEST, make_report, write_report
+from index.versions import VersionStore
+from query.cli.console import console
+from query.cli.ingest import add_ingest_arguments, print_ingest_report, run_ingest_from_args
+from schemas.settings import HqaSettings
+
+
+def add_build(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("build", help="ingest, verbalize and build the BM25, vector and graph indexes")
+    add_ingest_arguments(p)
+    p.add_argument("--skip-ingest", action="store_true", help="build from the existing ingest output")
+    p.add_argument("--force", action="store_true", help="rebuild every stage even if inputs are unchanged")
+    p.add_argument("--keep", type=int, help="index versions to keep (default from settings: 3)")
+
+
+def add_info(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("info", help="index versions, row counts and sizes")
+    p.add_argument("--index", type=Path, help="index root (default <state_dir>/indexes)")
+
+
+def cmd_build(args: argparse.Namespace, settings: HqaSettings) -> int:
+    if args.keep is not None:
+        settings.index.keep_versions = args.keep
+    ingest_dir = args.out or settings.ingest_dir
+    outcomes, removed = [], []
+    if not args.skip_ingest:
+        report = run_ingest_from_args(args, settings, skip_unchanged=not args.force, prune=True)
+        if report is None:
+            return 2
+        print_ingest_report(report)
+        outcomes, removed = report.outcomes, report.removed
+    result = build_index(settings, ingest_dir=ingest_dir, force=args.force)
+    plan = result.plan.model_copy(update={"removed_runs": removed})
+    path = write_report(make_report(outcomes, plan, result.manifest), settings.reports_dir)
+    print_build(result)
+    console.print(f"Report: {path}")
+    return 0
+
+
+def print_build(result: BuildResult) -> None:
+    m = result.manifest
+    if not result.built:
+        console.print(f"Index {m.version} is up to date with the ingest output: nothing rebuilt.")
+        return
+    table = Table(title=f"Index build {m.version}")
+    for column in ("stage", "what", "rate", "seconds", "size MB", "reused from"):
+        table.add_column(column, justify="left" if column in {"stage", "what", "reused from"} else "right")
+    for name, stage in m.stages.items():
+        table.add_row(
+            name,
+            ", ".join(f"{k} {v:,}" for k, v in stage.counts.items())
+            + (f" (embedded {stage.details['embedded']:,})" if "embedded" in stage.details else ""),
+            f"{stage.rate:,.0f} {stage.rate_unit}" if stage.rate else "",
+            f"{stage.seconds:.1f}",
+            f"{stage.bytes / 1e6:.1f}",
+            stage.reused_from or "",
+        )
+    console.print(table)
+    console.print(
+        f"Published {result.version_dir} ({m.seconds:.1f} s); validation: "
+        + ", ".join(f"{k} {v}" for k, v in m.validation.items())
+    )
+
+
+def cmd_info(args: argparse.Namespace, settings: HqaSettings) -> int:
+    store = VersionStore(args.index or settings.index_dir)
+    versions = store.versions()
+    if not versions:
+        console.print(f"No index versions under {store.root}: run `hqa build`.")
+        return 1
+    current = store.current()
+    table = Table(title=f"Index versions under {store.root}")
+    for column in ("version", "current", "created", "evidence", "kg/text/table/infobox", "entities", "MB"):
+        table.add_column(column, justify="left" if column in {"version", "current", "created"} else "right")
+    for path in versions:
+        m = store.manifest(path)
+        c = m.counts
+        split = "/".join(f"{c.get(f'evidence_{t}', 0):,}" for t in ("kg", "text", "table", "infobox"))
+        table.add_row(
+            m.version,
+            "*" if current is not None and path.resolve() == current else "",
+            m.created_at,
+            f"{c.get('evidence', 0):,}",
+            split,
+            f"{c.get('entities_entities', 0):,}",
+            f"{dir_bytes(path) / 1e6:.1f}",
+        )
+    console.print(table)
+    if current is not None:
+        m = store.manifest(current)
+        detail = Table(title=f"Current version {m.version}")
+        detail.add_column("count")
+        detail.add_column("value", justify="right")
+        for key, value in m.counts.items():
+            detail.add_row(key, f"{value:,}")
+        console.print(detail)
+        console.print(f"model: {m.model}; libraries: {m.libraries}")
+    report = settings.reports_dir / f"{LATEST}.md"
+    if report.is_file():
+        console.print(Markdown(report.read_text()))
+        console.print(f"(from {report})")
+    answers = sorted(settings.answers_dir.glob("answers-*.parquet"), key=lambda p: p.stat().st_mtime)
+    if answers:
+        console.print(f"Latest batch answers: {answers[-1]}")
+    return 0

@@ -1,0 +1,74 @@
+"""The ``hqa`` command line, run as a user would run it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+
+from tests.conftest import REPO
+
+
+def test_ingest_samples_prints_a_summary_and_writes_every_table(tmp_path: Path) -> None:
+    env = {**os.environ, "HQA_PROGRESS": "0", "HQA_STATE_DIR": str(tmp_path / "state"), "COLUMNS": "200"}
+    result = subprocess.run(
+        [sys.executable, "-m", "query.cli.main", "ingest", "--samples"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Ingest summary" in result.stdout and "quarantined" in result.stdout
+    out = tmp_path / "state" / "ingest"
+    for table in (
+        "entities",
+        "statements",
+        "properties",
+        "pages",
+        "passages",
+        "infobox_fields",
+        "table_rows",
+        "links",
+        "quarantine",
+    ):
+        assert list((out / table).glob("*.parquet")), table
+    runs = [json.loads(p.read_text()) for p in (out / "_runs").glob("*.json")]
+    assert {r["reader"] for r in runs} == {"wikidata", "wikipedia", "ottqa"}
+    assert sum(r["quarantined"] for r in runs) == 0  # the real samples are clean
+    assert pl.read_parquet(out / "statements" / "wikidata-sample-items.all.parquet").height == 12_599
+    assert pl.read_parquet(out / "dangling_references.parquet").height > 0
+
+
+def test_bad_arguments_are_reported(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "query.cli.main", "ingest", "--shard", "rows:1:2", "--out", str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode != 0
+    assert "shard must look like" in result.stderr
+
+
+def test_build_reports_up_to_date_and_info_lists_versions(sample_index, sample_ingest, capsys) -> None:
+    from query.cli.main import main
+
+    settings, _ = sample_index
+    state = ["--state-dir", str(settings.state_dir)]
+    build = [*state, "build", "--skip-ingest", "--out", str(sample_ingest.out_dir)]
+    assert main(build) == 0  # builds if another test left a version made with other settings current
+    capsys.readouterr()
+    assert main(build) == 0
+    assert "is up to date with the ingest output" in capsys.readouterr().out
+    assert main([*state, "info"]) == 0
+    out = capsys.readouterr().out
+    assert "Index versions under" in out and "evidence_kg" in out and "all-MiniLM-L6-v2" in out
