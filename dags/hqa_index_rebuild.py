@@ -1,4 +1,4 @@
-"""Scheduled index rebuild: discover → ingest each shard → plan → verbalize each file → four index
+"""Scheduled index rebuild: discover → ingest each shard → plan → verbalize each file → five index
 stages in parallel → validate → publish (emits the ``hqa_index`` asset) → report.
 
 Wiring only: every task calls one step of ``index.rebuild``. Unchanged shards and stages are
@@ -83,11 +83,12 @@ def hqa_index_rebuild():
     graph = stage.override(task_id="graph")(planned, "graph")
     bm25 = stage.override(task_id="bm25")(planned, "bm25")
     vectors = stage.override(task_id="vectors")(planned, "vectors")
-    evidence_stage >> [entities, bm25, vectors]
+    statements = stage.override(task_id="statements")(planned, "statements")
+    evidence_stage >> [entities, bm25, vectors, statements]
     entities >> graph
     checks = validate(planned)
-    [graph, bm25, vectors] >> checks
-    manifest = publish(planned, [evidence_stage, entities, bm25, vectors, graph], checks)
+    [graph, bm25, vectors, statements] >> checks
+    manifest = publish(planned, [evidence_stage, entities, bm25, vectors, graph, statements], checks)
     report(outcomes, planned, manifest)
 
 

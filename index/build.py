@@ -1,4 +1,4 @@
-"""Build a new index version from the ingest output: evidence, aliases, BM25, vectors, graph.
+"""Build a new index version from the ingest output: evidence, aliases, BM25, vectors, graph, statements.
 
 ``build_index`` runs every step of ``index.build_stages`` in one process (``hqa build``); the
 Airflow rebuild runs the same steps as tasks. Stages whose fingerprint is unchanged are

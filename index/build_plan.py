@@ -8,7 +8,8 @@ number: equal fingerprint, equal output, so the previous version's output can be
 Evidence is fingerprinted per ingest file: a file's evidence depends on that file, on the
 ``Lexicon`` (entity labels, page titles, property labels, units: read from the whole ingest) and
 on the verbalizer settings. A changed shard re-verbalizes its own files; a changed label
-re-verbalizes everything, because any file may name that entity.
+re-verbalizes everything, because any file may name that entity. The typed statements depend on
+the statement files and the same lexicon.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from schemas.build import Manifest
 from schemas.settings import HqaSettings
 
 # Bump a stage's number when its code changes what it writes: old outputs are then not reused.
-STAGE_FORMATS = {"evidence": 1, "entities": 1, "bm25": 1, "vectors": 1, "graph": 2}
+STAGE_FORMATS = {"evidence": 1, "entities": 1, "bm25": 1, "vectors": 1, "graph": 2, "statements": 1}
 KG_TABLES = ("entities", "statements", "properties")
 PAGE_TABLES = ("pages", "passages", "table_rows", "infobox_fields", "links")
 LEXICON_TABLES = ("entities", "properties", "pages")  # what ``Lexicon.load`` reads
@@ -101,6 +102,12 @@ def stage_fingerprints(settings: HqaSettings, ingest_dir: Path) -> tuple[dict[st
         STAGE_FORMATS["vectors"], fingerprints["evidence"], settings.index.vector_settings_dump()
     )
     fingerprints["graph"] = combine(STAGE_FORMATS["graph"], fingerprints["evidence"], ingest_fp)
+    # Typed statements read the statement files and the lexicon's labels; their evidence ids come from
+    # the verbalizer's code, so its format number counts too.
+    statement_files = sorted((k, v) for k, v in hashes.items() if k.split("/", 1)[0] == "statements")
+    fingerprints["statements"] = combine(
+        STAGE_FORMATS["statements"], STAGE_FORMATS["evidence"], statement_files, lexicon_fp
+    )
     return fingerprints, jobs
 
 

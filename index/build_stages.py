@@ -16,6 +16,7 @@ from pathlib import Path
 
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pydantic import BaseModel
 
@@ -27,7 +28,8 @@ from index.embedder import Embedder, EmbedderSettings
 from index.embedding_cache import EmbeddingCache
 from index.evidence import VerbalizeStats, verbalize_file
 from index.graph import GraphIndex, build_graph
-from index.lexicon import Lexicon
+from index.lexicon import Lexicon, table_files
+from index.statements import StatementStore, build_statements
 from index.vectors import VectorIndex, VectorIndexSettings, build_vector_index, embed_evidence, pq_sub_vectors
 from index.versions import link_tree
 from schemas.build import StageReport
@@ -39,8 +41,10 @@ STAGE_OUTPUTS = {
     "bm25": [layout.BM25],
     "vectors": [layout.VECTORS],
     "graph": [layout.GRAPH],
+    "statements": [layout.STATEMENTS],
 }
-INDEX_STAGES = ("entities", "bm25", "vectors", "graph")  # graph reads the entities stage's table
+# graph reads the entities stage's table; the others read only the evidence or the ingest output
+INDEX_STAGES = ("entities", "bm25", "vectors", "graph", "statements")
 
 
 class ValidationFailed(RuntimeError):
@@ -164,7 +168,7 @@ def run_stage(
                 "seconds": round(time.perf_counter() - started, 3),
             }
         )
-    if name in ("entities", "graph") and lexicon is None:
+    if name in ("entities", "graph", "statements") and lexicon is None:
         lexicon = load_lexicon(plan, settings)
     if name == "entities":
         report = _entities_stage(plan, lexicon)  # type: ignore[arg-type]
@@ -174,6 +178,8 @@ def run_stage(
         report = _vector_stage(plan, settings)
     elif name == "graph":
         report = _graph_stage(plan, lexicon)  # type: ignore[arg-type]
+    elif name == "statements":
+        report = _statements_stage(plan, lexicon)  # type: ignore[arg-type]
     else:
         raise ValueError(f"unknown stage {name!r}; stages: {INDEX_STAGES}")
     report.fingerprint = fingerprint
@@ -288,8 +294,30 @@ def _graph_stage(plan: BuildPlan, lexicon: Lexicon) -> StageReport:
     )
 
 
+def _statements_stage(plan: BuildPlan, lexicon: Lexicon) -> StageReport:
+    stats = build_statements(Path(plan.ingest_dir), lexicon, plan.building_dir / layout.STATEMENT_TABLE)
+    return StageReport(
+        name="statements",
+        fingerprint="",
+        seconds=stats.seconds,
+        counts={
+            "statements": stats.statements,
+            "with_evidence": stats.with_evidence,
+            "deprecated": stats.deprecated,
+            "skipped": stats.skipped,
+        },
+        rate=stats.input_rows / stats.seconds if stats.seconds else None,
+        rate_unit="statements/s",
+        details={"skipped_ids": stats.skipped_ids, "skip_reasons": stats.skip_reasons},
+    )
+
+
 def validate_build(plan: BuildPlan, settings: HqaSettings) -> dict[str, str]:
-    """Counts agree across the indexes and each answers one smoke query; raises when any check fails."""
+    """Counts agree across the indexes and each answers one smoke query; raises when any check fails.
+
+    The typed statements hold every ingested statement but the skipped ones, and each evidence id
+    they cite is in the evidence.
+    """
     building = plan.building_dir
     evidence = read_evidence(building / layout.EVIDENCE, ["evidence_id", "text"])
     results: dict[str, str] = {}
@@ -335,7 +363,36 @@ def validate_build(plan: BuildPlan, settings: HqaSettings) -> dict[str, str]:
             )
             return None if rows and rows[0]["text"] == first["text"] else "smoke query missed"
 
-    for name, fn in (("bm25", bm25), ("aliases", aliases), ("vectors", vectors), ("graph", graph)):
+    def statements() -> str | None:
+        store = StatementStore(building / layout.STATEMENT_TABLE)
+        ingested = sum(
+            pq.ParquetFile(f).metadata.num_rows for f in table_files(Path(plan.ingest_dir), ("statements",))
+        )
+        if store.stats is None:
+            return "the statements file carries no build stats"
+        if store.count() != ingested - store.stats.skipped:
+            return f"{store.count()} statements for {ingested} ingested, {store.stats.skipped} skipped"
+        ids = pq.read_table(
+            building / layout.STATEMENT_TABLE, columns=["statement_id", "subject", "evidence_id"]
+        )
+        cited = ids["evidence_id"].drop_null()
+        known = pc.is_in(cited, value_set=evidence["evidence_id"].combine_chunks())
+        missing = len(cited) - (pc.sum(known).as_py() or 0)
+        if missing:
+            return f"{missing} statements cite evidence ids the evidence does not hold"
+        if not ids.num_rows:
+            return None
+        first = ids.slice(0, 1).to_pylist()[0]
+        hits = store.lookup([first["subject"]])
+        return None if hits and hits[0].statement_id == first["statement_id"] else "smoke lookup missed"
+
+    for name, fn in (
+        ("bm25", bm25),
+        ("aliases", aliases),
+        ("vectors", vectors),
+        ("graph", graph),
+        ("statements", statements),
+    ):
         check(name, fn)
     failures = {k: v for k, v in results.items() if v != "ok"}
     if failures:

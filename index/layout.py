@@ -9,3 +9,5 @@ BM25 = "bm25"  # Tantivy index over evidence
 VECTORS = "vectors"  # LanceDB database, table "evidence"
 GRAPH = "graph"  # Kùzu database folder
 GRAPH_DB = "graph/graph.kuzu"
+STATEMENTS = "statements"
+STATEMENT_TABLE = "statements/statements.parquet"  # typed Wikidata statements, sorted by subject

@@ -1,4 +1,4 @@
-"""One open index version: BM25, aliases, vectors and graph of the same version, opened together.
+"""One open index version: BM25, aliases, vectors, graph and typed statements of the same version.
 
 ``IndexReader.open(root)`` resolves ``current`` once; the reader then keeps that version for its
 whole life, whatever later builds publish (see ``index.versions``). The query engine holds one.
@@ -15,6 +15,7 @@ from index import layout
 from index.aliases import AliasIndex
 from index.bm25 import Bm25Index
 from index.graph import GraphIndex
+from index.statements import StatementStore
 from index.vectors import VectorIndex
 from index.versions import VersionStore, resolve_index_dir
 from schemas.build import Manifest
@@ -49,6 +50,16 @@ class IndexReader:
     @cached_property
     def graph(self) -> GraphIndex:
         return GraphIndex.open(self.path / layout.GRAPH_DB)
+
+    @property
+    def has_statements(self) -> bool:
+        """False for a version built before the statements stage existed."""
+        return (self.path / layout.STATEMENT_TABLE).is_file()
+
+    @cached_property
+    def statements(self) -> StatementStore:
+        """Typed statements; a version built before the statements stage has none (FileNotFoundError)."""
+        return StatementStore(self.path / layout.STATEMENT_TABLE)
 
     def evidence_files(self) -> list[Path]:
         return sorted((self.path / layout.EVIDENCE).glob("*.parquet"))

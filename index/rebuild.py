@@ -3,7 +3,7 @@
 Each step rebuilds its settings from the run's params (and the worker's environment), so any
 worker with the shared state folder can run any step. Steps return plain dicts (pydantic dumps)
 because XCom stores JSON. The order: ``discover`` → ``ingest`` (one per shard) → ``plan`` →
-``verbalize`` (one per ingest file) → ``evidence`` → ``stage`` (four of them) → ``validate`` → ``publish``
+``verbalize`` (one per ingest file) → ``evidence`` → ``stage`` (five of them) → ``validate`` → ``publish``
 → ``report``. ``hqa build`` runs the same library functions in one process.
 """
 

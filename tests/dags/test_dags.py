@@ -26,6 +26,9 @@ def test_every_dag_imports_cleanly(dag_bag):
     assert {"wikidata", "wikipedia", "ottqa", "language", "shard_mb", "force"} <= set(rebuild.params)
     ingest = rebuild.get_task("ingest")
     assert ingest.is_mapped
+    statements = rebuild.get_task("statements")
+    assert statements.upstream_task_ids == {"plan", "evidence"}
+    assert statements.downstream_task_ids == {"validate", "publish"}
     qa = dag_bag.get_dag(QA)
     assert [asset.name for asset in qa.timetable.asset_condition.objects] == ["hqa_index"]
 
@@ -106,7 +109,13 @@ def test_rebuild_dag_builds_the_same_index_as_hqa_build(first_run, airflow_env, 
     assert manifest.version == report["version"]
     _, cli_result = sample_index
     assert manifest.counts == cli_result.manifest.counts
-    assert manifest.validation == {"bm25": "ok", "aliases": "ok", "vectors": "ok", "graph": "ok"}
+    assert manifest.validation == {
+        "bm25": "ok",
+        "aliases": "ok",
+        "vectors": "ok",
+        "graph": "ok",
+        "statements": "ok",
+    }
     assert manifest.stages["vectors"].details["embedded"] == 0  # all from the shared cache
     events = _asset_events()
     assert len(events) == events_before + 1 and events[-1]["version"] == manifest.version
