@@ -15,9 +15,10 @@ AIRFLOW := $(OFFLINE) $(AIRFLOW_ENV) $(BIN)/airflow
 DAG_PROGRESS := grep --line-buffered -oE \
 	'\[DAG TEST\] (starting|end task) task_id=[a-z_0-9]+ map_index=-?[0-9]+|embedded [0-9]+/[0-9]+ new evidence texts'
 
-# Asked against the sample index at the end of the demo: a KG fact with a qualifier, a passage, a table row,
-# and one the index knows nothing about ("unknown").
-DEMO_QUESTIONS := "What was the population of Belgium in 2014?" "What was the name of Aristotle's father?" \
+# Asked against the sample index at the end of the demo: KG facts (a quantity with its unit, a value with a
+# qualifier: the kg-lookup mode), a passage, a table row, and one the index knows nothing about ("unknown").
+DEMO_QUESTIONS := "What is the area of Belgium?" "What was the population of Belgium in 2014?" \
+	"What was the name of Aristotle's father?" \
 	"Who was the interior decorator of the film Sunrise in 1927/28?" \
 	"What is the favourite colour of the invisible dragon Zorblax?"
 

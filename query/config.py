@@ -11,12 +11,16 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from query.llm.generators import LlmSettings
+from query.modes import MODES
+from query.modes.kg_lookup import KgLookupSettings
 from query.read.candidates import AnswerSettings
 from query.rerank.models import BUNDLED_RANKER
 from query.retrieve.retrievers import RetrievalSettings
+from query.understand.intent import INTENT_EXTRACTORS
+from schemas.settings import deep_merge
 
 
 class RerankSettings(BaseModel):
@@ -41,13 +45,39 @@ class RerankSettings(BaseModel):
 class EngineConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    intent: str = Field("rules", description="intent extractor")
+    modes: list[str] = Field(
+        default_factory=lambda: ["kg-lookup", "retrieve-read"],
+        min_length=1,
+        description="reasoning modes the router may pick, in order of preference when their estimates tie; "
+        "the last one should always answer",
+    )
+    intent: str = Field(
+        "rules", description="intent extractor (``query.understand.intent.INTENT_EXTRACTORS``)"
+    )
     link_k: int = Field(5, ge=1, description="candidate entities kept per mention")
     property_table: Path | None = Field(None, description="property labels; None = the bundled table")
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     rerank: RerankSettings = Field(default_factory=RerankSettings)
     answer: AnswerSettings = Field(default_factory=AnswerSettings)
     llm: LlmSettings = Field(default_factory=LlmSettings)
+    kg_lookup: KgLookupSettings = Field(default_factory=KgLookupSettings)
+
+    @field_validator("modes")
+    @classmethod
+    def _known_modes(cls, names: list[str]) -> list[str]:
+        unknown = [n for n in names if n not in MODES]
+        if unknown:
+            raise ValueError(f"unknown modes {unknown}; known: {', '.join(MODES)}")
+        if len(set(names)) != len(names):
+            raise ValueError(f"a mode is named twice: {names}")
+        return names
+
+    @field_validator("intent")
+    @classmethod
+    def _known_intent(cls, name: str) -> str:
+        if name not in INTENT_EXTRACTORS:
+            raise ValueError(f"unknown intent extractor {name!r}; known: {', '.join(INTENT_EXTRACTORS)}")
+        return name
 
     @classmethod
     def load(cls, path: Path | None, **overrides: Any) -> EngineConfig:
@@ -56,11 +86,4 @@ class EngineConfig(BaseModel):
             text = Path(path).read_text()
             values = tomllib.loads(text) if Path(path).suffix == ".toml" else (yaml.safe_load(text) or {})
             values = values.get("engine", values)
-        return cls.model_validate(_merge(values, overrides))
-
-
-def _merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in overrides.items():
-        out[key] = _merge(out.get(key) or {}, value) if isinstance(value, dict) else value
-    return out
+        return cls.model_validate(deep_merge(values, overrides))

@@ -1,7 +1,11 @@
-"""The query engine: question → intent → linked entities → one evidence pool → 1000 → 100 → 30 → answer.
+"""The query engine: question → intent → linked entities → a router over reasoning modes → answer.
 
-The pool is fused twice: BM25, dense and the KG walk first, then once more with the hop list that
-follows the links of the first fusion's head.
+Understanding (intent, linking) is done once per question and shared by every mode. The router
+(``query.modes``) orders the configured modes by their own estimates and keeps the first that answers:
+the KG lookup answers from a typed statement when the question names an entity and a property the
+index holds; the retrieve → re-rank → read pipeline defined here answers everything else. Its pool is
+fused twice: BM25, dense and the KG walk first, then once more with the hop list that follows the links
+of the first fusion's head.
 
 ``Engine.open(index_dir)`` opens one index version and keeps it for its life; ``ask`` answers one
 question, ``ask_many`` several on a thread pool (every stage reads shared, read-only state; the
@@ -24,6 +28,7 @@ from index.embedder import Embedder
 from index.reader import IndexReader
 from query.config import EngineConfig
 from query.llm.generators import LlmReader, open_generator
+from query.modes import ModeContext, Router, Understanding, build_modes
 from query.read.candidates import UNKNOWN, AnswerChoice, CandidateAnswerer
 from query.rerank.pair_scorers import PairScorer, open_pair_scorer
 from query.rerank.stage_one import FEATURES, FeatureContext, LinearRanker, features, stage_one, standardize
@@ -40,11 +45,11 @@ from query.retrieve.retrievers import (
     linked_entity_ids,
 )
 from query.text import fold
-from query.understand.intent import RuleIntentExtractor
+from query.understand.intent import INTENT_EXTRACTORS
 from query.understand.linking import EntityLinker, EntityTable
 from query.understand.properties import PropertyLabels
 from schemas.answers import StageTiming
-from schemas.query import Intent, LinkedMention, QueryResult, ScoredEvidence
+from schemas.query import Intent, LinkedMention, QueryResult
 from schemas.settings import HqaSettings
 
 __all__ = ["Engine", "EngineConfig", "StagedRun"]
@@ -67,14 +72,21 @@ class StagedRun:
 
 
 class Engine:
-    def __init__(self, reader: IndexReader, config: EngineConfig | None = None):
+    def __init__(
+        self, reader: IndexReader, config: EngineConfig | None = None, settings: HqaSettings | None = None
+    ):
+        """``settings``: the caller's loaded settings (``--config``, environment); they place the
+        property table and the model cache. Without them the environment's defaults are read."""
         self.config = config or EngineConfig()
+        settings = settings or HqaSettings()
         self.reader = reader
         self.index_version = reader.version
         version_dir = reader.path
-        properties = PropertyLabels.load(self.config.property_table or HqaSettings().property_table)
+        properties = PropertyLabels.load(self.config.property_table or settings.property_table)
         self.entities = EntityTable.from_reader(reader)
-        self.intent_extractor = RuleIntentExtractor(reader.aliases, properties, entities=self.entities)
+        self.properties = properties
+        extractor = INTENT_EXTRACTORS[self.config.intent]
+        self.intent_extractor = extractor(reader.aliases, properties, entities=self.entities)
         self.linker = EntityLinker(reader.aliases, self.entities, k=self.config.link_k)
         self.store = EvidenceStore.open(version_dir)
         settings = self.config.retrieval
@@ -92,19 +104,26 @@ class Engine:
         self.answerer = CandidateAnswerer(self.config.answer, specificity=reader.bm25.specificity)
         llm = self.config.llm
         if not llm.cache_dir.is_absolute():  # relative model caches live in the state folder
-            llm = llm.model_copy(update={"cache_dir": HqaSettings().state_dir / llm.cache_dir.name})
+            llm = llm.model_copy(update={"cache_dir": settings.state_dir / llm.cache_dir.name})
         generator = open_generator(llm)
         self.llm = LlmReader(generator, llm) if generator is not None else None
+        statements = reader.statements if reader.has_statements else None
+        context = ModeContext(
+            self, self.store, statements, properties, self.index_version, self.config.kg_lookup
+        )
+        self.router = Router(build_modes(self.config.modes, context))
         # load the question encoder and the vector matrix now: not inside the first question's timings
         self.embedder.encode(["warm-up"], on_progress=lambda _n: None)
         self.vectors.similarity(np.zeros(self.embedder.dimension, dtype=np.float32), [])
 
     @classmethod
-    def open(cls, index_dir: Path, config: EngineConfig | None = None) -> Engine:
+    def open(
+        cls, index_dir: Path, config: EngineConfig | None = None, settings: HqaSettings | None = None
+    ) -> Engine:
         """Open the ``current`` version under ``index_dir`` (or the version folder itself)."""
         reader = IndexReader.open(Path(index_dir))
         try:
-            return cls(reader, config)
+            return cls(reader, config, settings)
         except Exception:
             reader.close()
             raise
@@ -119,19 +138,26 @@ class Engine:
 
     # -- stages -------------------------------------------------------------------------------------
 
-    def run(self, question: str) -> StagedRun:
-        """Intent, linking, retrieval, fusion and both re-ranking stages, with every ranking kept."""
-        staged = self.retrieve(question)
-        self.rerank(staged)
-        return staged
-
-    def retrieve(self, question: str) -> StagedRun:
-        """Intent, linking, the retrievers, fusion and the pool's features: everything before re-ranking."""
+    def understand(self, question: str) -> Understanding:
+        """Intent and linked entities: what every mode starts from."""
         timings: dict[str, float] = {}
         with _timed(timings, "intent"):
             intent = self.intent_extractor.run(question)
         with _timed(timings, "linking"):
             links = self.linker.run(question, intent.mentions, k=self.config.link_k)
+        return Understanding(question, intent, links, timings)
+
+    def run(self, question: str, understanding: Understanding | None = None) -> StagedRun:
+        """Intent, linking, retrieval, fusion and both re-ranking stages, with every ranking kept."""
+        staged = self.retrieve(question, understanding)
+        self.rerank(staged)
+        return staged
+
+    def retrieve(self, question: str, understanding: Understanding | None = None) -> StagedRun:
+        """Intent, linking, the retrievers, fusion and the pool's features: everything before re-ranking."""
+        understanding = understanding or self.understand(question)
+        timings = dict(understanding.timings)
+        intent, links = understanding.intent, understanding.links
         settings = self.config.retrieval
         entity_ids = linked_entity_ids(links, settings.entities_per_mention, settings.min_link_score)
         retrieved: dict[str, Ranked] = {}
@@ -227,12 +253,18 @@ class Engine:
 
     # -- public API ---------------------------------------------------------------------------------
 
-    def ask(self, question: str) -> QueryResult:
-        started = time.perf_counter()
-        staged = self.run(question)
+    def retrieve_and_read(self, understanding: Understanding) -> QueryResult:
+        """The retrieve → re-rank → read pipeline on an understood question (the ``retrieve-read`` mode)."""
+        staged = self.run(understanding.question, understanding)
         choice, reader_name = self.read(staged)
-        staged.timings["total"] = (time.perf_counter() - started) * 1000
         return self.result(staged, choice, reader_name)
+
+    def ask(self, question: str) -> QueryResult:
+        """The router's answer: the first configured mode, in order of their estimates, that answers."""
+        started = time.perf_counter()
+        result = self.router.run(self.understand(question))
+        total = StageTiming(stage="total", ms=round((time.perf_counter() - started) * 1000, 3))
+        return result.model_copy(update={"timings": [*result.timings, total]})
 
     def ask_many(self, questions: Iterable[str], workers: int = 1) -> Iterator[QueryResult]:
         """Answers in input order; ``workers`` threads share this engine."""
@@ -256,15 +288,8 @@ class Engine:
             }
             ranks.update({name: r for name, r in staged.pool.ranks[evidence_id].items()})
             evidence.append(
-                ScoredEvidence(
-                    evidence_id=row.evidence_id,
-                    source_type=row.source_type,  # type: ignore[arg-type]
-                    text=row.text,
-                    title=row.title,
-                    page_title=row.page_title,
-                    entity_ids=row.entity_ids,
-                    provenance=row.provenance,
-                    score=round(staged.final_scores.get(evidence_id, 0.0), 5),
+                row.scored(
+                    staged.final_scores.get(evidence_id, 0.0),
                     signals=signals,
                     ranks=ranks,
                     retrieved_by=sorted(staged.pool.ranks[evidence_id]),

@@ -110,6 +110,33 @@ class AnswerCandidate(BaseModel):
     evidence_ids: list[str] = Field(default_factory=list)
 
 
+class RouteStep(BaseModel):
+    """What one reasoning mode did with a question: answered, declined (and why), or was not tried."""
+
+    mode: str
+    outcome: Literal["answered", "declined", "not tried"]
+    reason: str = Field(description="why the router tried it in this place, and why it answered or declined")
+    estimate: float = Field(
+        0.0, description="the mode's own estimate that it can answer, which set the order"
+    )
+    ms: float = 0.0
+
+
+class KgFact(BaseModel):
+    """The Wikidata statement a KG lookup answered from, as a user checks it: who, what, value, when."""
+
+    statement_id: str
+    subject: str
+    subject_label: str | None = None
+    property: str
+    property_label: str | None = None
+    rank: Literal["preferred", "normal", "deprecated"]
+    value: str = Field(description="the value as written, unit included")
+    value_item: str | None = Field(None, description="Wikidata id when the value is an item")
+    qualifiers: str | None = Field(None, description="'point in time: 2014, determination method: census'")
+    evidence_id: str | None = Field(None, description="the evidence row that says the same, for provenance")
+
+
 class QueryResult(BaseModel):
     """The answer, how sure the engine is, what supports it, and how it got there."""
 
@@ -126,6 +153,12 @@ class QueryResult(BaseModel):
     timings: list[StageTiming] = Field(default_factory=list)
     reader: str = Field(description="what chose the answer: 'candidates' or an LLM backend's name")
     index_version: str
+    unit: str | None = Field(
+        None, description="the unit of a quantity answer, kept apart: 'square kilometre'"
+    )
+    mode: str = Field("retrieve-read", description="the reasoning mode that answered")
+    route: list[RouteStep] = Field(default_factory=list, description="every mode in the router's order")
+    facts: list[KgFact] = Field(default_factory=list, description="statements a KG lookup answered from")
 
     def timing(self, stage: str) -> float | None:
         return next((t.ms for t in self.timings if t.stage == stage), None)

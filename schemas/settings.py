@@ -116,13 +116,22 @@ class HqaSettings(BaseSettings):
     @classmethod
     def load(cls, config_file: Path | None = None, **overrides: Any) -> HqaSettings:
         """Settings from an optional config file, then the environment, then ``overrides`` (CLI flags)."""
-        values: dict[str, Any] = {}
+        file_values: dict[str, Any] = {}
         if config_file is not None:
             text = Path(config_file).read_text()
-            values = (
+            file_values = (
                 tomllib.loads(text) if Path(config_file).suffix == ".toml" else (yaml.safe_load(text) or {})
             )
         env_values = cls().model_dump(exclude_unset=True)
-        values.update(env_values)
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
+        flags = {k: v for k, v in overrides.items() if v is not None}  # None = the flag was not given
+        return cls(**deep_merge(deep_merge(file_values, env_values), flags))
+
+
+def deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``top`` laid over it, tables merged key by key: ``HQA_INDEX__KEEP_VERSIONS`` keeps
+    the config file's other ``[index]`` keys. A non-table value of ``top`` replaces what ``base`` had."""
+    out = dict(base)
+    for key, value in top.items():
+        below = out.get(key)
+        out[key] = deep_merge(below, value) if isinstance(value, dict) and isinstance(below, dict) else value
+    return out

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import bz2
+import json
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,6 +22,20 @@ WIKIDATA_API = SAMPLES / "wikidata" / "wikidata-api-stream-sample.json.bz2"
 ENWIKI_SAMPLE = SAMPLES / "wikipedia" / "enwiki-2016-sample-pages-articles.xml.bz2"
 ENWIKI_TABLES = SAMPLES / "wikipedia" / "enwiki-table-markup.xml.bz2"
 OTTQA = SAMPLES / "ottqa"
+
+
+@cache
+def raw_entities(path: Path = WIKIDATA_ITEMS) -> dict[str, dict]:
+    """Every entity of a sample Wikidata dump as parsed JSON, straight from the file: expected values in
+    tests are read here, not through the code under test."""
+    out = {}
+    with bz2.open(path, "rt") as f:
+        for line in f:
+            line = line.strip().rstrip(",")
+            if line.startswith("{"):
+                entity = json.loads(line)
+                out[entity["id"]] = entity
+    return out
 
 
 @pytest.fixture(scope="session")

@@ -84,7 +84,9 @@ def test_query_rooms_import_only_their_level_and_below():
 
 def test_every_query_module_sits_in_a_room():
     rooms = {room for level in ROOMS for room in level}
-    top = {p.stem if p.is_file() else p.name for p in (REPO / "query").iterdir() if not p.name.startswith("_")}
+    top = {
+        p.stem if p.is_file() else p.name for p in (REPO / "query").iterdir() if not p.name.startswith("_")
+    }
     top = {name for name in top if name not in ("py.typed",)}
     assert top <= rooms, f"not in a room: {sorted(top - rooms)}"
 

@@ -99,6 +99,9 @@ class _Draft:
     structured: bool = False  # a cell, infobox or KG value rather than a span found in prose
 
 
+_BARE_ID = re.compile(r"[QPL][1-9]\d*")
+
+
 def body(row: EvidenceRow) -> str:
     """The evidence text without its 'Page / Section: ' context prefix."""
     prefix, sep, rest = row.text.partition(": ")
@@ -163,7 +166,8 @@ def extract(row: EvidenceRow, label_of: Callable[[str], str | None]) -> list[_Dr
         drafts += prose_candidates(text)
     for draft in drafts:
         draft.text = draft.text.strip(" .,;:")
-    return [d for d in drafts if d.text and len(d.text) <= 80]
+    # a statement whose item has no label in the slice says its bare id: that is never an answer
+    return [d for d in drafts if d.text and len(d.text) <= 80 and not _BARE_ID.fullmatch(d.text)]
 
 
 def prose_candidates(text: str) -> list[_Draft]:

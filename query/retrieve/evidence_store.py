@@ -12,6 +12,7 @@ import threading
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -20,6 +21,7 @@ import pyarrow.parquet as pq
 
 from index import layout
 from schemas.evidence import Provenance
+from schemas.query import ScoredEvidence
 
 COLUMNS = ["evidence_id", "source_type", "text", "title", "page_title", "entity_ids", "provenance"]
 
@@ -39,6 +41,20 @@ class EvidenceRow:
     @cached_property
     def provenance(self) -> Provenance:
         return Provenance.model_validate(self.raw_provenance)
+
+    def scored(self, score: float, **ranking: Any) -> ScoredEvidence:
+        """The row as result evidence, with its score and any of signals, ranks and retrieved_by."""
+        return ScoredEvidence(
+            evidence_id=self.evidence_id,
+            source_type=self.source_type,  # type: ignore[arg-type]
+            text=self.text,
+            title=self.title,
+            page_title=self.page_title,
+            entity_ids=self.entity_ids,
+            provenance=self.provenance,
+            score=round(score, 5),
+            **ranking,
+        )
 
 
 class EvidenceStore:

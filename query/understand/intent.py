@@ -765,3 +765,7 @@ def _cues(tokens: list[Token], in_mention: set[int]) -> tuple[list[TimeCue], set
         if cue not in cues:
             cues.append(cue)
     return cues, used
+
+
+INTENT_EXTRACTORS: dict[str, type[RuleIntentExtractor]] = {"rules": RuleIntentExtractor}
+"""Intent extractors by the name ``EngineConfig.intent`` gives; an LLM extractor registers here."""

@@ -135,6 +135,12 @@ _CUES: dict[str, tuple[str, ...]] = {}
 for _word, _labels in VERB_CUES.items():
     _CUES[stem(_word)] = tuple(dict.fromkeys(_CUES.get(stem(_word), ()) + _labels))
 
+
+def cue_stems(label: str) -> frozenset[str]:
+    """Stemmed question words that stand for the property labelled ``label`` ('found' for 'inception')."""
+    return frozenset(word for word, labels in _CUES.items() if label in labels)
+
+
 _DATATYPE_FACTOR = {
     "wikibase-item": 1.0,
     "quantity": 1.0,

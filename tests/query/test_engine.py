@@ -3,34 +3,20 @@ table question, a question about nothing in the index, and the result's structur
 
 from __future__ import annotations
 
-import bz2
-import json
 import re
-from pathlib import Path
 
 import pytest
 
 from query import Engine, EngineConfig
 from query.evaluation.metrics import exact_match
 from query.read.candidates import UNKNOWN
-from tests.conftest import WIKIDATA_ITEMS
-
-
-def _entity(path: Path, entity_id: str) -> dict:
-    with bz2.open(path, "rt") as f:
-        for line in f:
-            line = line.strip().rstrip(",")
-            if line.startswith("{") and f'"id":"{entity_id}"' in line.replace(" ", ""):
-                entity = json.loads(line)
-                if entity["id"] == entity_id:
-                    return entity
-    raise LookupError(f"{entity_id} not in {path}")
+from tests.conftest import raw_entities
 
 
 def belgium_population_by_year() -> dict[int, int]:
     """Population of Belgium per point-in-time year, read straight from the sample dump."""
     out: dict[int, int] = {}
-    for claim in _entity(WIKIDATA_ITEMS, "Q31")["claims"]["P1082"]:
+    for claim in raw_entities()["Q31"]["claims"]["P1082"]:
         times = claim.get("qualifiers", {}).get("P585", [])
         if times and claim["rank"] != "deprecated":
             year = int(times[0]["datavalue"]["value"]["time"][1:5])

@@ -182,3 +182,18 @@ def test_a_name_ends_at_a_sentence_end_but_not_at_an_abbreviation() -> None:
     found = {name.strip(" .") for name in texts(prose_candidates(text))}  # extract() strips the stop
     assert {"Thessaloniki", "Nicomachus", "George Vaughn Jr. Smith", "St. Louis"} <= found
     assert not any(". His" in name or ". George" in name for name in found)
+
+
+def test_a_bare_entity_id_is_never_a_candidate():
+    # the slice has no label for Belgium's head of government: the verbalized statement says the id
+    row = EvidenceRow(
+        evidence_id="e1",
+        source_type="kg",
+        text="Belgium, head of government, Q950958, start time: 1 October 2014",
+        title="Belgium",
+        page_title="Belgium",
+        entity_ids=["Q31", "Q950958"],
+        raw_provenance={},
+    )
+    texts = [d.text for d in extract(row, lambda _id: None)]
+    assert "Q950958" not in texts and "1 October 2014" in texts

@@ -1,0 +1,58 @@
+"""Reasoning modes and the router that picks one per question (``EngineConfig.modes``).
+
+- ``kg-lookup``: entity and property → a typed statement (``query.modes.kg_lookup``);
+- ``retrieve-read``: retrieve → re-rank → read, the fallback that always answers.
+
+A mode is registered here by name with a factory over ``ModeContext`` (what the engine opened), so an
+experiment with another set or order of modes is a config, not a code edit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from index.statements import StatementStore
+from query.modes.base import Declined, Mode, Understanding
+from query.modes.kg_lookup import KgLookupMode, KgLookupSettings
+from query.modes.retrieve_read import RetrieveReadMode, RetrieveReadPipeline
+from query.modes.router import NoModeAnswered, Router
+from query.retrieve.evidence_store import EvidenceStore
+from query.understand.properties import PropertyLabels
+
+__all__ = [
+    "MODES",
+    "Declined",
+    "KgLookupSettings",
+    "Mode",
+    "ModeContext",
+    "NoModeAnswered",
+    "Router",
+    "Understanding",
+    "build_modes",
+]
+
+
+@dataclass
+class ModeContext:
+    """What the engine opened that modes may use; built once per engine."""
+
+    pipeline: RetrieveReadPipeline
+    evidence: EvidenceStore
+    statements: StatementStore | None
+    properties: PropertyLabels
+    index_version: str
+    kg_lookup: KgLookupSettings
+
+
+MODES: dict[str, Callable[[ModeContext], Mode]] = {
+    "kg-lookup": lambda c: KgLookupMode(c.statements, c.evidence, c.properties, c.index_version, c.kg_lookup),
+    "retrieve-read": lambda c: RetrieveReadMode(c.pipeline),
+}
+
+
+def build_modes(names: list[str], context: ModeContext) -> list[Mode]:
+    unknown = [n for n in names if n not in MODES]
+    if unknown:
+        raise ValueError(f"unknown modes {unknown}; known: {', '.join(MODES)}")
+    return [MODES[name](context) for name in names]

@@ -1,0 +1,60 @@
+"""EngineConfig: names checked against their registries, files and overrides merged key by key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from query.config import EngineConfig
+from query.modes import MODES
+from query.understand.intent import INTENT_EXTRACTORS
+
+
+def test_an_unknown_intent_extractor_is_refused_naming_the_known_ones() -> None:
+    with pytest.raises(ValidationError, match="unknown intent extractor 'llm-nonexistent'") as raised:
+        EngineConfig(intent="llm-nonexistent")
+    assert all(name in str(raised.value) for name in INTENT_EXTRACTORS)
+
+
+def test_unknown_modes_are_refused_naming_the_known_ones() -> None:
+    with pytest.raises(ValidationError, match=r"unknown modes \['nope'\]") as raised:
+        EngineConfig(modes=["nope"])
+    assert all(name in str(raised.value) for name in MODES)
+
+
+@pytest.mark.parametrize("modes", [[], ["retrieve-read", "retrieve-read"]])
+def test_no_mode_or_a_mode_twice_is_refused(modes: list[str]) -> None:
+    with pytest.raises(ValidationError, match="modes"):
+        EngineConfig(modes=modes)
+
+
+def test_the_defaults_name_registered_stages() -> None:
+    config = EngineConfig()
+    assert config.intent in INTENT_EXTRACTORS
+    assert set(config.modes) <= set(MODES)
+
+
+@pytest.mark.parametrize("table", ["", "[engine]\n"])
+def test_load_reads_the_modes_of_a_toml_file(tmp_path: Path, table: str) -> None:
+    path = tmp_path / "engine.toml"
+    path.write_text(f'{table}modes = ["retrieve-read"]\nintent = "rules"\n')
+    config = EngineConfig.load(path)
+    assert config.modes == ["retrieve-read"]
+    assert config.intent == "rules"
+
+
+def test_load_merges_nested_overrides_key_by_key(tmp_path: Path) -> None:
+    path = tmp_path / "engine.yaml"
+    path.write_text("answer:\n  threshold: 0.4\n  top_evidence: 4\nrerank:\n  stage1_keep: 50\n")
+    config = EngineConfig.load(path, answer={"max_candidates": 3}, llm={"backend": "none"})
+    assert (config.answer.threshold, config.answer.top_evidence, config.answer.max_candidates) == (0.4, 4, 3)
+    assert config.rerank.stage1_keep == 50
+
+
+def test_a_file_with_an_unknown_mode_names_it(tmp_path: Path) -> None:
+    path = tmp_path / "engine.toml"
+    path.write_text('modes = ["kg-lookup", "sql"]\n')
+    with pytest.raises(ValidationError, match=r"unknown modes \['sql'\]"):
+        EngineConfig.load(path)
