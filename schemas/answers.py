@@ -8,6 +8,8 @@ a slow stage must be visible per question, not only on average.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from schemas.arrow import arrow_schema
@@ -27,6 +29,15 @@ class StageTiming(BaseModel):
     ms: float
 
 
+class RouteRecord(BaseModel):
+    """What one reasoning mode did with the question (``schemas.query.RouteStep`` as Arrow stores it)."""
+
+    mode: str = Field(description="e.g. kg-lookup, retrieve-read")
+    outcome: Literal["answered", "declined", "not tried"]
+    reason: str = Field(description="why the router tried it there, and why it answered or declined")
+    ms: float = 0.0
+
+
 class AnswerRecord(BaseModel):
     """The outcome for one question: the answer (or None), its evidence, timings, and what made it.
 
@@ -39,11 +50,16 @@ class AnswerRecord(BaseModel):
     question: str
     answer: str | None = Field(None, description="None = unknown or not answered")
     answer_entity_id: str | None = Field(None, description="Wikidata id when the answer is an entity")
+    unit: str | None = Field(None, description="the unit of a quantity answer: 'square kilometre'")
     confidence: float | None = Field(None, description="the answerer's own score in [0, 1], if it has one")
     evidence_ids: list[str] = Field(default_factory=list, description="best first")
     evidence_scores: list[float] = Field(default_factory=list, description="same order as evidence_ids")
     evidence_source_types: list[str] = Field(default_factory=list, description="kg, text, table, infobox")
     timings: list[StageTiming] = Field(default_factory=list)
+    mode: str | None = Field(
+        None, description="the reasoning mode whose result this is (also when unknown); None = no modes"
+    )
+    route: list[RouteRecord] = Field(default_factory=list, description="every mode in the router's order")
     index_version: str = Field(description="the index version every evidence id belongs to")
     answerer: str = Field(description="what answered: bm25, engine, …")
     error: str | None = Field(None, description="why the question could not be answered")

@@ -10,11 +10,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from index.reader import IndexReader
-from schemas.answers import AnswerRecord, Question, StageTiming
-from schemas.settings import HqaSettings
+from schemas.answers import AnswerRecord, Question, RouteRecord, StageTiming
+
+if TYPE_CHECKING:
+    from query.config import EngineConfig
 
 DEFAULT_K = 30
 
@@ -65,21 +67,25 @@ class Bm25Answerer:
 
 
 class EngineAnswerer:
-    """The query engine behind the batch interface: answer, confidence and the final k evidence rows.
+    """The query engine behind the batch interface: answer, confidence, the final k evidence rows and the
+    route (which reasoning mode answered, and what every mode did).
 
-    Its configuration comes from ``HqaSettings.engine_config`` (``HQA_ENGINE_CONFIG``), so batch jobs
-    and DAG runs change engine settings without a code change.
+    ``config`` is the caller's: ``open_answerer`` loads the file its settings name (``engine_config``,
+    ``HQA_ENGINE_CONFIG``), so batch jobs and DAG runs change engine settings without a code change.
+    None = the engine's defaults. ``k`` sets how many evidence rows the last re-ranking keeps.
     """
 
     name = "engine"
 
-    def __init__(self, reader: IndexReader, k: int = DEFAULT_K):
+    def __init__(self, reader: IndexReader, k: int = DEFAULT_K, config: EngineConfig | None = None):
         from query.config import EngineConfig  # the engine loads models: only when it is asked for
         from query.engine import Engine
 
-        config = EngineConfig.load(HqaSettings().engine_config)
-        config.rerank.stage2_keep = k
-        self.engine = Engine(reader, config)
+        if k < 1:
+            raise ValueError(f"k must be at least 1, got {k}")
+        config = config or EngineConfig()
+        rerank = config.rerank.model_copy(update={"stage2_keep": k})
+        self.engine = Engine(reader, config.model_copy(update={"rerank": rerank}))
         self.index_version = reader.version
 
     def answer(self, question: Question) -> AnswerRecord:
@@ -89,11 +95,16 @@ class EngineAnswerer:
             question=question.question,
             answer=None if result.unknown else result.answer,
             answer_entity_id=result.answer_entity_id,
+            unit=None if result.unknown else result.unit,
             confidence=result.confidence,
             evidence_ids=[e.evidence_id for e in result.evidence],
             evidence_scores=[e.score for e in result.evidence],
             evidence_source_types=[e.source_type for e in result.evidence],
             timings=result.timings,
+            mode=result.mode,
+            route=[
+                RouteRecord(mode=s.mode, outcome=s.outcome, reason=s.reason, ms=s.ms) for s in result.route
+            ],
             index_version=self.index_version,
             answerer=self.engine.name,
         )
@@ -102,26 +113,44 @@ class EngineAnswerer:
         self.engine.close()
 
 
-_ANSWERERS: dict[str, Callable[[IndexReader, int], Answerer]] = {
-    Bm25Answerer.name: Bm25Answerer,
-    EngineAnswerer.name: EngineAnswerer,
+AnswererFactory = Callable[[IndexReader, int, Path | None], Answerer]
+"""Opens one answerer on a reader: (reader, k, engine config file or None)."""
+
+
+def _open_bm25(reader: IndexReader, k: int, engine_config: Path | None) -> Answerer:
+    return Bm25Answerer(reader, k)  # no engine behind it: an engine config does not apply
+
+
+def _open_engine(reader: IndexReader, k: int, engine_config: Path | None) -> Answerer:
+    from query.config import EngineConfig
+
+    return EngineAnswerer(reader, k, EngineConfig.load(engine_config))
+
+
+_ANSWERERS: dict[str, AnswererFactory] = {
+    Bm25Answerer.name: _open_bm25,
+    EngineAnswerer.name: _open_engine,
 }
 
 BATCH_ANSWERER = EngineAnswerer.name
 """The answerer batch jobs use; recorded in each batch plan so parts made by another one are not reused."""
 
 
-def open_answerer(index_dir: Path, k: int = DEFAULT_K, *, name: str = BATCH_ANSWERER) -> Answerer:
+def open_answerer(
+    index_dir: Path, k: int = DEFAULT_K, *, name: str = BATCH_ANSWERER, engine_config: Path | None = None
+) -> Answerer:
     """THE place that decides what answers batch questions: the query engine by default.
 
     ``index_dir`` is an index root (its ``current`` version is resolved once) or a version folder.
+    ``engine_config`` is the engine config file of the caller's settings (``HqaSettings.engine_config``);
+    None = the engine's defaults. This function reads no settings of its own.
     """
     factory = _ANSWERERS.get(name)
     if factory is None:
         raise ValueError(f"unknown answerer {name!r}; known: {sorted(_ANSWERERS)}")
     reader = IndexReader.open(index_dir)
     try:
-        return factory(reader, k)
+        return factory(reader, k, engine_config)
     except Exception:
         reader.close()
         raise

@@ -12,6 +12,7 @@ exception, so the output has exactly one row per input line, in input order.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import os
@@ -29,6 +30,7 @@ from ingest.progress import progress
 from query.batch.answerers import BATCH_ANSWERER, DEFAULT_K, Answerer, open_answerer
 from query.batch.questions import QuestionEntry, QuestionFile, read_questions
 from schemas.answers import ANSWER_RECORD_SCHEMA, AnswerRecord, Question
+from schemas.settings import HqaSettings
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +45,10 @@ class ChunkJob(BaseModel):
     index_version_dir: Path = Field(description="resolved once when planning: every chunk uses this version")
     index_version: str
     answerer: str = BATCH_ANSWERER
+    engine_config: Path | None = Field(
+        None, description="engine config file of the planner's settings, resolved; None = the defaults"
+    )
+    engine_config_sha256: str | None = Field(None, description="that file as planned: a changed one fails")
     k: int = Field(DEFAULT_K, ge=1, description="evidence kept per question")
     start: int = Field(ge=0, description="first entry, 0-based, rejected entries included")
     stop: int = Field(description="one past the last entry")
@@ -76,6 +82,7 @@ class BatchSummary(BaseModel):
     questions_path: Path
     index_version: str
     answerer: str
+    engine_config: Path | None = Field(None, description="the engine config file the answers were made with")
     questions: int = Field(description="output rows: one per input entry, rejected ones included")
     answered: int
     unknown: int = Field(description="answered without error but without an answer")
@@ -94,12 +101,17 @@ def plan_chunks(
     parts_dir: Path,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     k: int = DEFAULT_K,
+    *,
+    engine_config: Path | None = None,
 ) -> list[ChunkJob]:
     """Cut the question file into jobs of ``chunk_size`` entries, all on the index version current now.
 
     ``index_dir`` is resolved here, once, so a rebuild that publishes mid-run does not mix versions.
+    ``engine_config`` (the caller's ``HqaSettings.engine_config``; None = the engine's defaults) is
+    resolved and checksummed here too, and travels in every job to the workers that answer them.
     """
-    return _plan(read_questions(questions_path), resolve_index_dir(index_dir), Path(parts_dir), chunk_size, k)
+    questions = read_questions(questions_path)
+    return _plan(questions, resolve_index_dir(index_dir), Path(parts_dir), chunk_size, k, engine_config)
 
 
 def _check_chunk_size(chunk_size: int) -> None:
@@ -107,18 +119,37 @@ def _check_chunk_size(chunk_size: int) -> None:
         raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
 
 
+def _engine_config_sha256(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as exc:
+        raise FileNotFoundError(
+            f"engine config {path} cannot be read ({exc.strerror}): fix engine_config in the settings"
+        ) from exc
+
+
 def _plan(
-    questions: QuestionFile, version_dir: Path, parts_dir: Path, chunk_size: int, k: int
+    questions: QuestionFile,
+    version_dir: Path,
+    parts_dir: Path,
+    chunk_size: int,
+    k: int,
+    engine_config: Path | None,
 ) -> list[ChunkJob]:
     _check_chunk_size(chunk_size)
     version = VersionStore(version_dir.parent).manifest(version_dir).version
     total = len(questions.entries)
+    # resolved now: the workers that answer may run elsewhere, in another working directory
+    config = Path(engine_config).resolve() if engine_config is not None else None
+    config_sha256 = _engine_config_sha256(config) if config is not None else None
     return [
         ChunkJob(
             questions_path=questions.path,
             questions_sha256=questions.sha256,
             index_version_dir=version_dir,
             index_version=version,
+            engine_config=config,
+            engine_config_sha256=config_sha256,
             k=k,
             start=start,
             stop=min(start + chunk_size, total),
@@ -144,11 +175,23 @@ def answer_chunk(job: ChunkJob, answerer: Answerer | None = None) -> ChunkResult
         )
     if answerer is not None:
         return _answer_range(job, questions.entries, answerer)
-    answerer = open_answerer(job.index_version_dir, job.k, name=job.answerer)
+    answerer = _open_job_answerer(job)
     try:
         return _answer_range(job, questions.entries, answerer)
     finally:
         answerer.close()
+
+
+def _open_job_answerer(job: ChunkJob) -> Answerer:
+    """The answerer the job was planned for, configured by the engine config file as it was planned."""
+    if job.engine_config is not None:
+        sha256 = _engine_config_sha256(job.engine_config)
+        if sha256 != job.engine_config_sha256:
+            raise ValueError(
+                f"engine config {job.engine_config} changed since the batch was planned "
+                f"(sha256 {sha256[:12]}…, planned {(job.engine_config_sha256 or '')[:12]}…): plan it again"
+            )
+    return open_answerer(job.index_version_dir, job.k, name=job.answerer, engine_config=job.engine_config)
 
 
 def _answer_range(
@@ -216,18 +259,24 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 def existing_part(job: ChunkJob) -> ChunkResult | None:
-    """The finished part of exactly this work (same question file, range, index version, answerer, k).
+    """The finished part of exactly this work (same question file, range, index version, answerer,
+    engine config, k), in the ``AnswerRecord`` shape of this code.
 
-    Returns None when the part must be (re)computed: no part, no sidecar, or either from other work.
+    Returns None when the part must be (re)computed: no part, no sidecar, either from other work, or a
+    part an older version wrote with other columns (``combine_parts`` would refuse it).
     """
     if not (job.part_path.is_file() and job.sidecar_path.is_file()):
         return None
     try:
         saved = ChunkResult.model_validate_json(job.sidecar_path.read_text())
-        rows = pq.ParquetFile(job.part_path).metadata.num_rows
+        part = pq.ParquetFile(job.part_path)
+        rows, schema = part.metadata.num_rows, part.schema_arrow
     except (ValueError, OSError, pa.ArrowInvalid):
         return None
     if _work(saved.job) != _work(job) or rows != saved.rows or rows != job.stop - job.start:
+        return None
+    if not schema.equals(ANSWER_RECORD_SCHEMA, check_metadata=False):
+        log.info("%s has columns of another AnswerRecord version: answering it again", job.part_path)
         return None
     return saved.model_copy(update={"job": job, "path": job.part_path, "reused": True})
 
@@ -235,14 +284,25 @@ def existing_part(job: ChunkJob) -> ChunkResult | None:
 def _work(job: ChunkJob) -> dict:
     """What makes two jobs the same work; paths are left out (the same file may be named differently)."""
     return job.model_dump(
-        include={"questions_sha256", "index_version", "answerer", "k", "start", "stop", "total", "part"}
+        include={
+            "questions_sha256",
+            "index_version",
+            "answerer",
+            "engine_config_sha256",
+            "k",
+            "start",
+            "stop",
+            "total",
+            "part",
+        }
     )
 
 
 def combine_parts(results: list[ChunkResult], out_path: Path) -> BatchSummary:
     """Write all parts as one Parquet in question order (atomic), then delete the parts.
 
-    Refuses parts of different plans (question file, index version, answerer) or a gap in the ranges.
+    Refuses parts of different plans (question file, index version, answerer, engine config) or a gap
+    in the ranges.
     """
     started = time.perf_counter()
     ordered = _check_complete(results)
@@ -260,6 +320,7 @@ def combine_parts(results: list[ChunkResult], out_path: Path) -> BatchSummary:
         questions_path=first.questions_path,
         index_version=first.index_version,
         answerer=first.answerer,
+        engine_config=first.engine_config,
         questions=sum(r.rows for r in ordered),
         answered=sum(r.answered for r in ordered),
         unknown=sum(r.unknown for r in ordered),
@@ -277,9 +338,15 @@ def _check_complete(results: list[ChunkResult]) -> list[ChunkResult]:
     """The results in question order, after checking they are one plan's parts, each exactly once."""
     if not results:
         raise ValueError("no chunk results to combine")
-    plans = {(r.job.questions_sha256, r.job.index_version, r.job.answerer, r.job.total) for r in results}
+    plans = {
+        (r.job.questions_sha256, r.job.index_version, r.job.answerer, r.job.engine_config_sha256, r.job.total)
+        for r in results
+    }
     if len(plans) > 1:
-        raise ValueError(f"parts come from different plans (question file, index version, answerer): {plans}")
+        raise ValueError(
+            "parts come from different plans (question file, index version, answerer, engine config): "
+            f"{plans}"
+        )
     ordered = sorted(results, key=lambda r: r.job.start)
     position = 0
     for result in ordered:
@@ -353,16 +420,21 @@ def answer_file(
     *,
     k: int = DEFAULT_K,
     parts_dir: Path | None = None,
+    settings: HqaSettings | None = None,
 ) -> BatchSummary:
     """The whole batch in this process, with a progress bar: plan, answer each chunk, combine.
 
+    ``settings`` are the caller's (the CLI's, with its ``--config`` file); their ``engine_config``
+    configures the engine. None = the engine's defaults: this function reads no settings of its own.
+
     Resumable: a part an interrupted run left in ``parts_dir`` (default ``parts_dir_for(out_path)``)
-    for the same question file, range, index version and answerer is reused, not recomputed
-    (``BatchSummary.parts_reused`` counts them). The answerer is opened only if a part is missing.
+    for the same question file, range, index version, answerer and engine config is reused, not
+    recomputed (``BatchSummary.parts_reused`` counts them). The answerer is opened only if a part is missing.
     """
     questions = read_questions(questions_path)
     parts_dir = Path(parts_dir) if parts_dir is not None else parts_dir_for(out_path)
-    jobs = _plan(questions, resolve_index_dir(index_dir), parts_dir, chunk_size, k)
+    engine_config = settings.engine_config if settings is not None else None
+    jobs = _plan(questions, resolve_index_dir(index_dir), parts_dir, chunk_size, k, engine_config)
     results = []
     answerer: Answerer | None = None
     bar = progress("answer", total=len(questions.entries), unit="question")
@@ -371,7 +443,7 @@ def answer_file(
             result = existing_part(job)
             if result is None:
                 if answerer is None:
-                    answerer = open_answerer(job.index_version_dir, job.k, name=job.answerer)
+                    answerer = _open_job_answerer(job)
                 result = _answer_range(job, questions.entries, answerer, tick=bar.update)
             else:
                 bar.update(result.rows)

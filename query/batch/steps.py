@@ -35,7 +35,9 @@ class QaParams(BaseModel):
     out: str | None = Field(None, description="answers Parquet; default <state>/answers/answers-<version>")
     index: str | None = Field(None, description="index root or version folder; default <state>/indexes")
     chunk_size: int | None = Field(None, ge=1, description="questions per mapped task; default: settings")
-    config: str | None = Field(None, description="hqa settings file (TOML/YAML) for the workers")
+    config: str | None = Field(
+        None, description="hqa settings file (TOML/YAML); its engine_config configures the workers' engine"
+    )
 
     def settings(self) -> HqaSettings:
         return HqaSettings.load(Path(self.config) if self.config else None)
@@ -58,7 +60,11 @@ def plan(params: Json) -> list[Json]:
     out = Path(p.out) if p.out else settings.answers_dir / f"answers-{version}.parquet"
     questions = Path(p.questions) if p.questions else default_questions(settings)
     jobs = plan_chunks(
-        questions, version_dir, parts_dir_for(out), p.chunk_size or settings.airflow.qa_chunk_size
+        questions,
+        version_dir,
+        parts_dir_for(out),
+        p.chunk_size or settings.airflow.qa_chunk_size,
+        engine_config=settings.engine_config,  # each job carries it: the workers load no settings
     )
     return [{"job": job.model_dump(mode="json"), "out": str(out)} for job in jobs]
 

@@ -44,7 +44,7 @@ def cmd_ask(args: argparse.Namespace, settings: HqaSettings) -> int:
     from query.engine import Engine
 
     with console.status("opening the index and loading models"):
-        engine = Engine.open(args.index or settings.index_dir, engine_config(args, settings))
+        engine = Engine.open(args.index or settings.index_dir, engine_config(args, settings), settings)
     with engine:
         for question in args.questions:
             result = engine.ask(question)
@@ -64,6 +64,7 @@ def cmd_answer(args: argparse.Namespace, settings: HqaSettings) -> int:
         args.index or settings.index_dir,
         args.chunk_size or settings.airflow.qa_chunk_size,
         k=args.k,
+        settings=settings,
     )
     console.print(summary.model_dump_json(indent=2))
     return 0
@@ -88,8 +89,23 @@ def provenance_line(e: ScoredEvidence) -> str:
 def print_result(result: QueryResult, evidence: int) -> None:
     answer = "[yellow]unknown[/]" if result.unknown else f"[bold green]{result.answer}[/]"
     entity = f" ({result.answer_entity_id})" if result.answer_entity_id else ""
+    unit = f" [green]{result.unit}[/]" if result.unit and not result.unknown else ""
     console.print(f"\n[bold]Q:[/] {result.question}")
-    console.print(f"[bold]A:[/] {answer}{entity}   confidence {result.confidence:.2f}  ({result.reader})")
+    console.print(
+        f"[bold]A:[/] {answer}{unit}{entity}   confidence {result.confidence:.2f}  "
+        f"mode [bold]{result.mode}[/] ({result.reader})"
+    )
+    for step in result.route:
+        console.print(
+            f"[dim]  route: {step.mode} {step.outcome} (estimate {step.estimate:.2f}): {step.reason}[/]"
+        )
+    for fact in result.facts[:3]:
+        qualifiers = f"; {fact.qualifiers}" if fact.qualifiers else ""
+        console.print(
+            f"[dim]  statement {fact.statement_id}: {fact.subject_label or fact.subject} ({fact.subject}) — "
+            f"{fact.property_label or fact.property} ({fact.property}) — {fact.value}{qualifiers}  "
+            f"[{fact.rank}][/]"
+        )
     intent = result.intent
     best = [(link.mention.text, link.best) for link in result.links if link.best]
     links = ", ".join(f"{text} → {cand.entity_id} ({cand.label})" for text, cand in best)

@@ -22,6 +22,7 @@ from query.batch.jobs import (
     plan_chunks,
     read_questions,
 )
+from query.config import EngineConfig
 from query.read.candidates import AnswerSettings
 from schemas.answers import ANSWER_RECORD_SCHEMA, AnswerRecord, Question
 from tests.conftest import OTTQA, SAMPLES
@@ -79,7 +80,25 @@ def rows_of(path: Path) -> list[dict]:
 
 def without_ms(rows: list[dict]) -> list[dict]:
     """Rows with timings reduced to their stage names: milliseconds are measured, never equal twice."""
-    return [{**r, "timings": [t["stage"] for t in r["timings"]]} for r in rows]
+    return [
+        {
+            **r,
+            "timings": [t["stage"] for t in r["timings"]],
+            "route": [{k: v for k, v in step.items() if k != "ms"} for step in r["route"]],
+        }
+        for r in rows
+    ]
+
+
+def assert_routed(row: dict, modes: list[str]) -> None:
+    """An engine answer names the mode that answered and what each configured mode did, in route order."""
+    route = row["route"]
+    assert sorted(s["mode"] for s in route) == sorted(modes)
+    answered = [s for s in route if s["outcome"] == "answered"]
+    assert len(answered) == 1 and answered[0]["mode"] == row["mode"]
+    assert all(s["outcome"] in ("answered", "declined", "not tried") and s["reason"] for s in route)
+    assert answered[0]["ms"] > 0
+    assert row["answer"] is not None or row["unit"] is None  # no unit without an answer
 
 
 def test_jsonl_and_parquet_questions_read_the_same(tmp_path: Path) -> None:
@@ -179,18 +198,24 @@ def test_chunks_combine_into_one_parquet_in_input_order(
     assert all(set(r["evidence_ids"]) <= known for r in rows)
     answered = [r for r in rows if r["error"] is None]
     assert len(answered) == 6
-    stages = {"intent", "linking", "retrieve_bm25", "retrieve_dense", "retrieve_hop", "rerank1", "answer"}
-    assert all(r["evidence_ids"] and stages <= {t["stage"] for t in r["timings"]} for r in answered)
+    read = {"intent", "linking", "retrieve_bm25", "retrieve_dense", "retrieve_hop", "rerank1", "answer"}
+    stages = {"retrieve-read": read, "kg-lookup": {"intent", "linking", "kg_lookup"}}  # by answering mode
+    for r in answered:
+        assert r["evidence_ids"] and stages[r["mode"]] <= {t["stage"] for t in r["timings"]}, r["question_id"]
+    assert next(r for r in rows if r["question_id"] == "last")["mode"] == "kg-lookup"  # population of Belgium
     threshold = AnswerSettings().threshold
     assert all((r["answer"] is None) == (r["confidence"] < threshold) for r in answered)
     assert all(
         len(r["evidence_ids"]) == len(r["evidence_scores"]) == len(r["evidence_source_types"]) for r in rows
     )
     assert next(r for r in rows if r["question_id"] == "copied")["evidence_ids"][0] == mixed.copied_id
+    for row in answered:
+        assert_routed(row, EngineConfig().modes)
 
     errors = [r for r in rows if r["error"] is not None]
     assert [r["error"].split(":")[0] for r in errors] == [f"rejected input line {n}" for n in (3, 6, 7, 8)]
     assert all(r["answer"] is None and not r["evidence_ids"] for r in errors)
+    assert all(r["mode"] is None and r["unit"] is None and r["route"] == [] for r in errors)
 
     assert (summary.questions, summary.answered + summary.unknown, summary.errors) == (10, 6, 4)
     assert summary.index_version == result.manifest.version and summary.out_path == out
@@ -253,6 +278,17 @@ def test_an_answerer_on_another_index_version_is_refused(
     assert not job.part_path.exists()
 
 
+def test_the_bm25_answerer_has_no_route(sample_index) -> None:
+    _, result = sample_index
+    answerer = Bm25Answerer(IndexReader.open(result.version_dir), k=5)
+    try:
+        record = answerer.answer(Question(id="q", question="population of Belgium"))
+    finally:
+        answerer.close()
+    assert len(record.evidence_ids) == 5 and record.answerer == "bm25"
+    assert (record.mode, record.unit, record.route) == (None, None, [])
+
+
 def test_answer_file_answers_the_sample_questions(sample_index, tmp_path: Path) -> None:
     _, result = sample_index
     questions = tmp_path / "questions.jsonl"  # the first 45 sample questions: three parts of 15
@@ -270,6 +306,8 @@ def test_answer_file_answers_the_sample_questions(sample_index, tmp_path: Path) 
     assert len(answered) == summary.answered > 0  # the engine answers some; the rest are "unknown"
     assert all(r["confidence"] >= threshold and r["answerer"] == "engine" for r in answered)
     assert all(len(r["evidence_ids"]) == 30 for r in rows)
+    for row in rows:
+        assert_routed(row, EngineConfig().modes)
 
 
 class Interrupted(Exception):
@@ -295,6 +333,30 @@ def test_answer_file_resumes_from_the_parts_of_an_interrupted_run(
     summary = answer_file(mixed.path, out, result.version_dir, chunk_size=3)
     assert (summary.parts, summary.parts_reused, summary.questions) == (4, 4, 10)
     assert [r["question_id"] for r in rows_of(out)] == mixed.ids
+
+
+def test_a_part_of_an_older_answer_record_is_answered_again(
+    sample_index, mixed: MixedQuestions, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, result = sample_index
+    out = tmp_path / "answers.parquet"
+    with monkeypatch.context() as patch:
+        patch.setattr(batch, "combine_parts", interrupt)
+        with pytest.raises(Interrupted):
+            answer_file(mixed.path, out, result.version_dir, chunk_size=3)
+    # part 1 as a version without the route columns wrote it; its sidecar still claims the same work
+    old = parts_dir_for(out) / "part-00001.parquet"
+    pq.write_table(pq.read_table(old).drop_columns(["unit", "mode", "route"]), old)
+
+    summary = answer_file(mixed.path, out, result.version_dir, chunk_size=3)
+    assert (summary.parts, summary.parts_reused, summary.questions) == (4, 3, 10)
+    table = pq.read_table(out)
+    assert table.schema.equals(ANSWER_RECORD_SCHEMA, check_metadata=False)
+    rows = table.to_pylist()
+    assert [r["question_id"] for r in rows] == mixed.ids
+    for row in rows[3:6]:  # part 1, answered again: routed like the others
+        if row["error"] is None:
+            assert_routed(row, EngineConfig().modes)
 
 
 def test_parts_of_a_changed_question_file_are_not_reused(
