@@ -78,11 +78,11 @@ class Engine:
         """``settings``: the caller's loaded settings (``--config``, environment); they place the
         property table and the model cache. Without them the environment's defaults are read."""
         self.config = config or EngineConfig()
-        settings = settings or HqaSettings()
+        hqa = settings or HqaSettings()
         self.reader = reader
         self.index_version = reader.version
         version_dir = reader.path
-        properties = PropertyLabels.load(self.config.property_table or settings.property_table)
+        properties = PropertyLabels.load(self.config.property_table or hqa.property_table)
         self.entities = EntityTable.from_reader(reader)
         self.properties = properties
         extractor = INTENT_EXTRACTORS[self.config.intent]
@@ -104,7 +104,7 @@ class Engine:
         self.answerer = CandidateAnswerer(self.config.answer, specificity=reader.bm25.specificity)
         llm = self.config.llm
         if not llm.cache_dir.is_absolute():  # relative model caches live in the state folder
-            llm = llm.model_copy(update={"cache_dir": settings.state_dir / llm.cache_dir.name})
+            llm = llm.model_copy(update={"cache_dir": hqa.state_dir / llm.cache_dir.name})
         generator = open_generator(llm)
         self.llm = LlmReader(generator, llm) if generator is not None else None
         statements = reader.statements if reader.has_statements else None
