@@ -57,6 +57,7 @@ def cmd_eval(args: argparse.Namespace, settings: HqaSettings) -> int:
     from query.evaluation.baseline import PlainBm25
     from query.evaluation.loaders import load_benchmark
     from query.evaluation.report import ReportMeta, write_report
+    from query.evaluation.routing import route_evals, route_summaries
     from query.evaluation.runner import (
         BASELINE,
         EvalSettings,
@@ -77,7 +78,7 @@ def cmd_eval(args: argparse.Namespace, settings: HqaSettings) -> int:
     out = args.out or settings.state_dir / "eval" / f"{args.benchmark}-{started_at:%Y%m%dT%H%M%S}"
     index_dir = args.index or settings.index_dir
     with console.status("opening the index and loading models"):
-        engine = Engine.open(index_dir, config)
+        engine = Engine.open(index_dir, config, settings)
     with engine:
         with console.status("opening (or building) the plain BM25 baseline"):
             baseline = PlainBm25.open_or_build(engine.reader.path, settings.state_dir / "eval" / "baseline")
@@ -134,6 +135,8 @@ def cmd_eval(args: argparse.Namespace, settings: HqaSettings) -> int:
             summaries += restricted
         # the reader's ablation: the default ranking read with a candidate scorer fitted on folds
         summaries += evaluator.summaries(main, [base], learned_reader=True)
+        # end to end as shipped: the retrieve-read mode alone, and the router over every configured mode
+        summaries += route_summaries(route_evals(evaluator, main), main)
         out.mkdir(parents=True, exist_ok=True)
         everyone = f"all {len(main)} {args.benchmark} questions"
         fit_ranker(main, everyone, config.rerank.stage1_keep).save(out / "ranker.json")

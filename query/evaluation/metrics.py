@@ -144,6 +144,7 @@ class QuestionEval(BaseModel):
     error: str | None = None
     confidence: float | None = Field(None, description="the best candidate's confidence, when read")
     candidate_em: float = Field(0.0, ge=0.0, le=1.0, description="EM of the best candidate, any confidence")
+    mode: str | None = Field(None, description="the reasoning mode that answered, for end-to-end rows")
 
     @classmethod
     def failed(
@@ -259,6 +260,8 @@ class ConfigSummary(BaseModel):
     latency_ms: dict[str, dict[str, float]] = Field(description="stage -> {p50, p95, mean}")
     settings: dict[str, Any] = Field(default_factory=dict)
     threshold: ThresholdCalibration | None = Field(None, description="answer threshold sweep, when read")
+    modes: dict[str, int] = Field(default_factory=dict, description="questions each mode answered (router)")
+    bare_id_answers: int = Field(0, description="answers that were a bare entity id (Q42), never right")
 
 
 def ap_curve(evals: Sequence[QuestionEval], ks: Iterable[int]) -> dict[int, float]:

@@ -112,6 +112,10 @@ def render_markdown(summaries: list[ConfigSummary], meta: ReportMeta, plots: Seq
     lines += _table(_main_header(), [_main_row(s, i == 0) for i, s in enumerate(summaries)])
     lines += ["", "## Versus the baseline", ""]
     lines += _delta_lines(summaries)
+    routed = [s for s in summaries if s.modes]
+    if routed:
+        lines += ["", "## Modes", "", "Questions each reasoning mode answered; bare-id answers.", ""]
+        lines += _mode_lines(routed)
     calibrated = [s for s in summaries if s.threshold is not None]
     if calibrated:
         lines += ["", "## Answer threshold", ""]
@@ -241,6 +245,22 @@ def _config_line(s: ConfigSummary) -> str:
     if s.settings:
         line += " — `" + json.dumps(s.settings, sort_keys=True, default=str) + "`"
     return line
+
+
+def _mode_lines(summaries: list[ConfigSummary]) -> list[str]:
+    rows = [
+        [
+            _cell(s.config),
+            ", ".join(f"{mode} {n}" for mode, n in sorted(s.modes.items())),
+            str(s.questions),
+            str(s.bare_id_answers),
+            f"{100 * s.em:.1f}",
+            f"{s.latency_ms.get(TOTAL_STAGE, {}).get('p50', 0.0):.0f}",
+        ]
+        for s in summaries
+    ]
+    header = ["configuration", "answered by", "questions", "bare-id answers", "EM", "p50 ms"]
+    return _table(header, rows, text_columns=2)
 
 
 def _table(header: list[str], rows: list[list[str]], text_columns: int = 1) -> list[str]:
