@@ -16,7 +16,7 @@ from tests.conftest import REPO
 def test_ingest_samples_prints_a_summary_and_writes_every_table(tmp_path: Path) -> None:
     env = {**os.environ, "HQA_PROGRESS": "0", "HQA_STATE_DIR": str(tmp_path / "state"), "COLUMNS": "200"}
     result = subprocess.run(
-        [sys.executable, "-m", "query.cli.main", "ingest", "--samples"],
+        [sys.executable, "-m", "query.cli", "ingest", "--samples"],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -48,7 +48,7 @@ def test_ingest_samples_prints_a_summary_and_writes_every_table(tmp_path: Path) 
 
 def test_bad_arguments_are_reported(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "query.cli.main", "ingest", "--shard", "rows:1:2", "--out", str(tmp_path)],
+        [sys.executable, "-m", "query.cli", "ingest", "--shard", "rows:1:2", "--out", str(tmp_path)],
         cwd=REPO,
         capture_output=True,
         text=True,
