@@ -21,8 +21,8 @@ from ingest.progress import progress
 from query.evaluation.metrics import (
     ConfigSummary,
     QuestionEval,
+    evaluate_question,
     exact_match,
-    first_presence_rank,
     summarize,
     token_f1,
 )
@@ -109,24 +109,18 @@ def _route_one(evaluator: Evaluator, trace: Trace) -> tuple[QuestionEval, Questi
         routed.timings_ms["route"] = route_ms  # the modes that declined before retrieve-read answered
         routed.timings_ms["total"] += route_ms
         return plain.model_copy(update={"mode": RETRIEVE_READ}), routed
-    golds = trace.question.answer_texts()
-    texts = [e.text for e in result.evidence]
     timings = {t.stage: t.ms for t in result.timings} | {"intent": trace.timings.get("intent", 0.0)}
     timings["linking"] = trace.timings.get("linking", 0.0)
     timings["total"] = sum(timings.values())
-    routed = QuestionEval(
-        question_id=trace.question.id,
-        config=ROUTER,
-        presence_rank=first_presence_rank(texts, golds),
-        pool_size=len(texts),
-        has_gold_table=trace.question.gold_table_id is not None,
+    routed = evaluate_question(
+        trace.question,
+        ROUTER,
+        evidence_texts=[e.text for e in result.evidence],
         prediction="" if result.unknown else result.answer,
         answered=not result.unknown,
-        em=exact_match(result.answer, golds) if not result.unknown else 0.0,
-        f1=token_f1(result.answer, golds) if not result.unknown else 0.0,
         timings_ms=timings,
-        mode=result.mode,
     )
+    routed.mode = result.mode
     return plain.model_copy(update={"mode": RETRIEVE_READ}), routed
 
 
