@@ -110,6 +110,44 @@ class AnswerCandidate(BaseModel):
     evidence_ids: list[str] = Field(default_factory=list)
 
 
+ReadOutcome = Literal[
+    "supported",
+    "normalized",
+    "retried",
+    "below-threshold",
+    "unknown",
+    "unsupported",
+    "candidates",
+    "error",
+    "unavailable",
+]
+
+
+class LlmReading(BaseModel):
+    """How the LLM reader reached its answer (or why it gave none), and what the reading cost.
+
+    outcome: ``supported`` the answer is a span of a shown row; ``normalized`` a value of one written
+    otherwise; ``retried`` supported on the one retry; ``below-threshold`` supported but less sure than
+    the configured minimum (answered "unknown"); ``unknown`` the model found no answer; ``unsupported``
+    no row held the answer, even after the retry; ``candidates`` the candidate reader's answer was
+    returned instead; ``error`` the model failed mid-question, ``unavailable`` it could not be loaded
+    (the candidate reader answered in both).
+    """
+
+    model: str
+    outcome: ReadOutcome
+    raw_answer: str | None = Field(None, description="the model's answer before the support check")
+    cited: list[int] = Field(default_factory=list, description="evidence numbers the model cited (1-based)")
+    shown: int = Field(0, ge=0, description="evidence rows in the prompt")
+    unit: str | None = Field(None, description="a unit split off a quantity answer")
+    prompt_tokens: int = Field(0, ge=0)
+    completion_tokens: int = Field(0, ge=0)
+    ms: float = Field(0.0, ge=0)
+    calls: int = Field(0, ge=0, description="model requests made (a retry or a schema repair adds one)")
+    answer_logprob: float | None = Field(None, description="mean log-probability of the answer's tokens")
+    error: str | None = None
+
+
 class RouteStep(BaseModel):
     """What one reasoning mode did with a question: answered, declined (and why), or was not tried."""
 
@@ -159,6 +197,7 @@ class QueryResult(BaseModel):
     mode: str = Field("retrieve-read", description="the reasoning mode that answered")
     route: list[RouteStep] = Field(default_factory=list, description="every mode in the router's order")
     facts: list[KgFact] = Field(default_factory=list, description="statements a KG lookup answered from")
+    reading: LlmReading | None = Field(None, description="the LLM reader's account, when it read")
 
     def timing(self, stage: str) -> float | None:
         return next((t.ms for t in self.timings if t.stage == stage), None)

@@ -17,11 +17,11 @@ PACKAGES = ("schemas", "ingest", "index", "query")
 """Lower first: a package may import only the packages before it (and itself)."""
 
 ROOMS = (
-    ("text", "linear"),
+    ("text", "linear", "llm"),
     ("understand",),
     ("retrieve",),
     ("rerank",),
-    ("read", "llm"),
+    ("read",),
     ("modes",),
     ("config", "engine"),
     ("batch", "evaluation"),

@@ -1,1 +1,3 @@
-"""The generator backends (local llama.cpp models, OpenAI-compatible servers) and what reads with them."""
+"""The language models the engine reasons with: bundled instruct models, any GGUF, or a server, all
+behind ``Llm.chat(messages, schema=None, max_tokens=…)``. A base room: readers, modes and the critic use it.
+"""

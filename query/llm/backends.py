@@ -1,0 +1,341 @@
+"""LLM backends: a local GGUF model through llama.cpp, or any OpenAI-compatible server, behind one protocol.
+
+A backend does one request and reports what it cost (tokens, milliseconds) and, where it can, the
+log-probability of each generated token; validation, repair and bookkeeping sit above it in
+``query.llm.chat.Llm``. Decoding is greedy everywhere, so a prompt gives the same text on every run.
+
+Backends are keyed by name in ``LLM_BACKENDS``: each bundled model by its name, ``gguf`` for any GGUF
+file, ``openai-compatible`` for a server (vLLM, llama.cpp server, Ollama) at a configured URL.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+import httpx
+import numpy as np
+
+from query.llm.bundled import BUNDLED_MODELS, ModelInstallError, model_path
+from query.llm.settings import GGUF, OPENAI_COMPATIBLE, LlmSettings
+
+log = logging.getLogger(__name__)
+
+INSTALL_HINT = "run `make setup`, which builds llama-cpp-python with the flags this CPU needs (Makefile)"
+ERROR_BODY_CHARS = 200
+"""Characters of a failing response body quoted in an error: enough to show a server's message."""
+
+
+class LlmError(RuntimeError):
+    """A backend failed: runtime or model missing, server unreachable or erring, prompt too long."""
+
+
+class LlmUnavailable(LlmError):
+    """The configured model cannot be opened at all (not installed, damaged, no runtime)."""
+
+
+Message = dict[str, str]
+"""A chat message: {"role": "system" | "user" | "assistant", "content": ...}."""
+
+
+@dataclass
+class Completion:
+    """One request's output and cost. ``logprobs``: (start, end, logprob) per generated token, as
+    character offsets into ``text``, when the backend gives them."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    ms: float
+    logprobs: list[tuple[int, int, float]] | None = None
+    finish_reason: str | None = None
+
+
+class LlmBackend(Protocol):
+    name: str
+    model: str
+    chat_capable: bool
+
+    def chat(self, messages: list[Message], *, json_schema: dict | None, max_tokens: int) -> Completion: ...
+
+    def complete(self, prompt: str, *, max_tokens: int, stop: list[str]) -> Completion: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class _LogprobRecorder:
+    """A llama.cpp logits processor that keeps the log-probability of each token the sampler picked.
+
+    Called once per generated token with the logits in token-id order; the token picked from the
+    previous call's logits is the last of ``input_ids`` by then, so each call settles the one before.
+    """
+
+    picked: list[tuple[int, float]] = field(default_factory=list)
+    _previous: np.ndarray | None = None
+    _lse: float = 0.0
+
+    def __call__(self, input_ids: np.ndarray, logits: np.ndarray) -> np.ndarray:
+        if self._previous is not None:
+            token = int(input_ids[-1])
+            self.picked.append((token, float(self._previous[token] - self._lse)))
+        self._previous = np.array(logits, dtype=np.float64, copy=True)
+        top = float(self._previous.max())
+        self._lse = top + float(np.log(np.exp(self._previous - top).sum()))
+        return logits
+
+
+class LlamaCppBackend:
+    """A GGUF model in-process through llama-cpp-python; one request at a time (a context isn't
+    thread-safe). llama.cpp keeps the evaluated tokens of the last prompt, so a prompt that starts like
+    the previous one (the fixed system prompt) only evaluates the part that differs."""
+
+    def __init__(self, settings: LlmSettings, path: Path, model: str, chat_capable: bool) -> None:
+        try:
+            import llama_cpp
+        except ImportError as exc:
+            raise LlmUnavailable(
+                f"the llama.cpp runtime (llama-cpp-python) is not installed; {INSTALL_HINT}"
+            ) from exc
+        if not Path(path).is_file():
+            raise LlmUnavailable(f"model file {path} does not exist; point model_path at a GGUF file")
+        self.name = model
+        self.model = model
+        self.chat_capable = chat_capable
+        self.path = Path(path)
+        self.settings = settings
+        threads = settings.n_threads or os.cpu_count() or 1
+        started = time.perf_counter()
+        try:
+            self._llama: Any = llama_cpp.Llama(
+                model_path=str(self.path),
+                n_ctx=settings.n_ctx,
+                n_batch=settings.n_batch,
+                n_threads=threads,
+                n_threads_batch=threads,
+                seed=0,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError) as exc:
+            raise LlmUnavailable(f"llama.cpp could not load {self.path}: {exc}") from exc
+        self.load_ms = (time.perf_counter() - started) * 1000
+        self._grammars: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        log.info("loaded %s in %.0f ms", self.path.name, self.load_ms)
+
+    def _grammar(self, json_schema: dict) -> Any:
+        from llama_cpp.llama_grammar import LlamaGrammar
+
+        key = json.dumps(json_schema, sort_keys=True)
+        if key not in self._grammars:
+            self._grammars[key] = LlamaGrammar.from_json_schema(json.dumps(json_schema), verbose=False)
+        return self._grammars[key]
+
+    def _offsets(self, picked: list[tuple[int, float]], text: str) -> list[tuple[int, int, float]] | None:
+        """Character spans of the picked tokens in ``text``; None if they do not spell it."""
+        out, raw, start = [], b"", 0
+        for token, logprob in picked:
+            raw += self._llama.detokenize([token])
+            end = len(raw.decode("utf-8", errors="ignore"))
+            out.append((start, end, logprob))
+            start = end
+        spelled = raw.decode("utf-8", errors="ignore")
+        return out if spelled.strip() == text.strip() or text.startswith(spelled) else None
+
+    def chat(self, messages: list[Message], *, json_schema: dict | None, max_tokens: int) -> Completion:
+        if not self.chat_capable:
+            raise LlmError(f"{self.name} is a base model without a chat template; use complete()")
+        with self._lock:
+            if self._llama is None:
+                raise LlmError(f"the {self.name} backend is closed")
+            recorder = _LogprobRecorder()
+            grammar = self._grammar(json_schema) if json_schema is not None else None
+            started = time.perf_counter()
+            try:
+                out = self._llama.create_chat_completion(
+                    messages=messages,
+                    max_tokens=max_tokens,
+                    temperature=0.0,
+                    top_k=1,
+                    seed=0,
+                    grammar=grammar,
+                    logits_processor=[recorder],
+                )
+            except ValueError as exc:  # "Requested tokens (…) exceed context window of …"
+                raise LlmError(f"{exc}; shorten the prompt or raise n_ctx ({self.settings.n_ctx})") from exc
+            ms = (time.perf_counter() - started) * 1000
+        choice = out["choices"][0]
+        text = choice["message"]["content"] or ""
+        usage = out.get("usage") or {}
+        return Completion(
+            text=text,
+            prompt_tokens=int(usage.get("prompt_tokens", 0)),
+            completion_tokens=int(usage.get("completion_tokens", 0)),
+            ms=ms,
+            logprobs=self._offsets(recorder.picked, text),
+            finish_reason=choice.get("finish_reason"),
+        )
+
+    def complete(self, prompt: str, *, max_tokens: int, stop: list[str]) -> Completion:
+        with self._lock:
+            if self._llama is None:
+                raise LlmError(f"the {self.name} backend is closed")
+            started = time.perf_counter()
+            try:
+                out = self._llama.create_completion(
+                    prompt, max_tokens=max_tokens, stop=stop, temperature=0.0, top_k=1, seed=0
+                )
+            except ValueError as exc:
+                raise LlmError(f"{exc}; shorten the prompt or raise n_ctx ({self.settings.n_ctx})") from exc
+            ms = (time.perf_counter() - started) * 1000
+        usage = out.get("usage") or {}
+        return Completion(
+            text=out["choices"][0]["text"],
+            prompt_tokens=int(usage.get("prompt_tokens", 0)),
+            completion_tokens=int(usage.get("completion_tokens", 0)),
+            ms=ms,
+            finish_reason=out["choices"][0].get("finish_reason"),
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            if self._llama is not None:
+                self._llama.close()
+                self._llama = None
+
+
+class OpenAICompatibleBackend:
+    """Any server speaking the OpenAI chat-completions API; a schema goes as ``response_format``."""
+
+    name: ClassVar[str] = OPENAI_COMPATIBLE
+    chat_capable: ClassVar[bool] = True
+
+    def __init__(self, settings: LlmSettings) -> None:
+        if settings.base_url is None:
+            raise ValueError("backend 'openai-compatible' needs base_url, e.g. http://127.0.0.1:8080/v1")
+        self.settings = settings
+        self.model = settings.model or "default"
+        headers = {"Content-Type": "application/json"}
+        if settings.api_key_env is not None:
+            key = os.environ.get(settings.api_key_env)
+            if not key:
+                raise LlmUnavailable(
+                    f"api_key_env names {settings.api_key_env}, which is unset; export it or drop api_key_env"
+                )
+            headers["Authorization"] = f"Bearer {key}"
+        self.base_url = settings.base_url
+        self._client = httpx.Client(headers=headers, timeout=settings.timeout_s)
+
+    def _post(self, endpoint: str, body: dict[str, Any]) -> dict[str, Any]:
+        url = f"{self.base_url}/{endpoint}"
+        if self.settings.model is not None:
+            body["model"] = self.settings.model
+        try:
+            response = self._client.post(url, json=body)
+        except httpx.TimeoutException as exc:
+            raise LlmError(f"POST {url} timed out after {self.settings.timeout_s} s (timeout_s)") from exc
+        except httpx.HTTPError as exc:
+            raise LlmError(f"POST {url} failed: {exc!r}; is the server running at base_url?") from exc
+        if response.status_code >= 400:
+            raise LlmError(
+                f"POST {url} returned HTTP {response.status_code}: {response.text[:ERROR_BODY_CHARS]!r}"
+            )
+        try:
+            payload = response.json()
+            payload["choices"][0]
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise LlmError(f"POST {url} returned no choice: {response.text[:ERROR_BODY_CHARS]!r}") from exc
+        return payload
+
+    def chat(self, messages: list[Message], *, json_schema: dict | None, max_tokens: int) -> Completion:
+        body: dict[str, Any] = {"messages": messages, "max_tokens": max_tokens, "temperature": 0, "seed": 0}
+        if json_schema is not None:
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": json_schema.get("title", "answer"), "schema": json_schema},
+            }
+        if self.settings.server_logprobs:
+            body["logprobs"] = True
+        started = time.perf_counter()
+        payload = self._post("chat/completions", body)
+        ms = (time.perf_counter() - started) * 1000
+        choice = payload["choices"][0]
+        text = (choice.get("message") or {}).get("content") or ""
+        return Completion(
+            text=text,
+            prompt_tokens=int((payload.get("usage") or {}).get("prompt_tokens", 0)),
+            completion_tokens=int((payload.get("usage") or {}).get("completion_tokens", 0)),
+            ms=ms,
+            logprobs=_server_offsets(choice.get("logprobs")),
+            finish_reason=choice.get("finish_reason"),
+        )
+
+    def complete(self, prompt: str, *, max_tokens: int, stop: list[str]) -> Completion:
+        body = {"prompt": prompt, "max_tokens": max_tokens, "stop": stop, "temperature": 0}
+        started = time.perf_counter()
+        payload = self._post("completions", body)
+        ms = (time.perf_counter() - started) * 1000
+        choice = payload["choices"][0]
+        return Completion(
+            text=choice.get("text") or "",
+            prompt_tokens=int((payload.get("usage") or {}).get("prompt_tokens", 0)),
+            completion_tokens=int((payload.get("usage") or {}).get("completion_tokens", 0)),
+            ms=ms,
+            finish_reason=choice.get("finish_reason"),
+        )
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def _server_offsets(logprobs: Any) -> list[tuple[int, int, float]] | None:
+    """(start, end, logprob) per token from an OpenAI ``logprobs.content`` list."""
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
+    if not isinstance(content, list):
+        return None
+    out, start = [], 0
+    for item in content:
+        if not isinstance(item, dict) or not isinstance(item.get("token"), str):
+            return None
+        end = start + len(item["token"])
+        out.append((start, end, float(item.get("logprob", 0.0))))
+        start = end
+    return out
+
+
+def _bundled(name: str) -> Callable[[LlmSettings], LlmBackend]:
+    def open_bundled(settings: LlmSettings) -> LlmBackend:
+        try:
+            path = model_path(name, settings.cache_dir)
+        except ModelInstallError as exc:
+            raise LlmUnavailable(str(exc)) from exc
+        return LlamaCppBackend(settings, path, name, BUNDLED_MODELS[name].chat)
+
+    return open_bundled
+
+
+def _gguf(settings: LlmSettings) -> LlmBackend:
+    assert settings.model_path is not None  # the settings validator requires it
+    return LlamaCppBackend(settings, settings.model_path, settings.model_path.stem, chat_capable=True)
+
+
+LLM_BACKENDS: dict[str, Callable[[LlmSettings], LlmBackend]] = {
+    **{name: _bundled(name) for name in BUNDLED_MODELS},
+    GGUF: _gguf,
+    OPENAI_COMPATIBLE: OpenAICompatibleBackend,
+}
+
+
+def open_backend(settings: LlmSettings) -> LlmBackend:
+    """The configured backend, loaded; ``LlmUnavailable`` says why it cannot be."""
+    factory = LLM_BACKENDS.get(settings.backend)
+    if factory is None:
+        raise ValueError(f"unknown llm backend {settings.backend!r}; use one of {', '.join(LLM_BACKENDS)}")
+    return factory(settings)
