@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from query.llm.generators import LlmSettings
+from query.llm.settings import LlmSettings
 from query.modes import MODES
 from query.modes.kg_lookup import KgLookupSettings
 from query.read.candidates import AnswerSettings
+from query.read.llm_reader import LlmReaderSettings
 from query.rerank.models import BUNDLED_RANKER
 from query.retrieve.retrievers import RetrievalSettings
 from query.understand.intent import INTENT_EXTRACTORS
@@ -59,7 +60,13 @@ class EngineConfig(BaseModel):
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     rerank: RerankSettings = Field(default_factory=RerankSettings)
     answer: AnswerSettings = Field(default_factory=AnswerSettings)
+    reader: Literal["llm", "candidates"] = Field(
+        "candidates",
+        description="who reads the answer out of the evidence: 'llm' (the instruct model of ``llm``, seconds "
+        "a question) or 'candidates' (the feature-scored candidate reader, milliseconds)",
+    )
     llm: LlmSettings = Field(default_factory=LlmSettings)
+    llm_reader: LlmReaderSettings = Field(default_factory=LlmReaderSettings)
     kg_lookup: KgLookupSettings = Field(default_factory=KgLookupSettings)
 
     @field_validator("modes")

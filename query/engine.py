@@ -15,6 +15,7 @@ evaluation harness uses to measure each stage from one pass.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -27,9 +28,11 @@ import numpy as np
 from index.embedder import Embedder
 from index.reader import IndexReader
 from query.config import EngineConfig
-from query.llm.generators import LlmReader, open_generator
+from query.llm.backends import LlmUnavailable
+from query.llm.chat import Llm
 from query.modes import ModeContext, Router, Understanding, build_modes
-from query.read.candidates import UNKNOWN, AnswerChoice, CandidateAnswerer
+from query.read.candidates import AnswerChoice, CandidateAnswerer
+from query.read.llm_reader import LlmReader
 from query.rerank.pair_scorers import PairScorer, open_pair_scorer
 from query.rerank.stage_one import FEATURES, FeatureContext, LinearRanker, features, stage_one, standardize
 from query.retrieve.evidence_store import EvidenceRow, EvidenceStore, VectorMatrix
@@ -44,15 +47,18 @@ from query.retrieve.retrievers import (
     lexical_query,
     linked_entity_ids,
 )
-from query.text import fold
 from query.understand.intent import INTENT_EXTRACTORS
 from query.understand.linking import EntityLinker, EntityTable
 from query.understand.properties import PropertyLabels
 from schemas.answers import StageTiming
-from schemas.query import Intent, LinkedMention, QueryResult
+from schemas.query import Intent, LinkedMention, LlmReading, QueryResult
 from schemas.settings import HqaSettings
 
-__all__ = ["Engine", "EngineConfig", "StagedRun"]
+__all__ = ["Engine", "EngineConfig", "Reading", "StagedRun"]
+
+log = logging.getLogger(__name__)
+
+CANDIDATES = "candidates"
 
 
 @dataclass
@@ -79,6 +85,7 @@ class Engine:
         property table and the model cache. Without them the environment's defaults are read."""
         self.config = config or EngineConfig()
         hqa = settings or HqaSettings()
+        self.state_dir = hqa.state_dir
         self.reader = reader
         self.index_version = reader.version
         version_dir = reader.path
@@ -102,11 +109,10 @@ class Engine:
             open_pair_scorer(rerank.stage2, **rerank.stage2_settings) if rerank.stage2 else None
         )
         self.answerer = CandidateAnswerer(self.config.answer, specificity=reader.bm25.specificity)
-        llm = self.config.llm
-        if not llm.cache_dir.is_absolute():  # relative model caches live in the state folder
-            llm = llm.model_copy(update={"cache_dir": hqa.state_dir / llm.cache_dir.name})
-        generator = open_generator(llm)
-        self.llm = LlmReader(generator, llm) if generator is not None else None
+        self.llm_reader: LlmReader | None = None
+        self.llm_unavailable: str | None = None
+        if self.config.reader == "llm":
+            self.llm_reader = self._open_llm_reader(hqa)
         statements = reader.statements if reader.has_statements else None
         context = ModeContext(
             self, self.store, statements, properties, self.index_version, self.config.kg_lookup
@@ -128,13 +134,24 @@ class Engine:
             reader.close()
             raise
 
+    def _open_llm_reader(self, hqa: HqaSettings) -> LlmReader | None:
+        """The configured model, loaded now (not inside the first question's timings). A model that
+        cannot load leaves the candidate reader answering; every result then says why."""
+        try:
+            llm = Llm.open(self.config.llm.in_state_dir(hqa.state_dir))
+        except LlmUnavailable as exc:
+            self.llm_unavailable = str(exc)
+            log.warning("the LLM reader is unavailable, the candidate reader answers instead: %s", exc)
+            return None
+        return LlmReader(llm, self.config.llm_reader)
+
     def label(self, entity_id: str) -> str | None:
         info = self.entities.get(entity_id)
         return info.label if info is not None else None
 
     @property
     def name(self) -> str:
-        return "engine" if self.llm is None else f"engine+{self.llm.generator.name}"
+        return "engine" if self.llm_reader is None else f"engine+{self.llm_reader.name}"
 
     # -- stages -------------------------------------------------------------------------------------
 
@@ -232,32 +249,30 @@ class Engine:
         staged.final_scores = final
         staged.rankings["final"] = kept[: rerank.stage2_keep]
 
-    def read(self, staged: StagedRun) -> tuple[AnswerChoice, str]:
-        """Stage five: the answer from the final evidence, by the LLM when one is configured."""
+    def read(self, staged: StagedRun, reader: LlmReader | str | None = None) -> Reading:
+        """Stage five: the answer from the final evidence. ``reader``: an LLM reader, "candidates", or
+        None for the configured one. The candidate reader always runs: it is the LLM reader's fallback."""
         evidence = [staged.rows[e] for e in staged.rankings["final"]]
+        llm_reader = self.llm_reader if reader is None else (None if reader == CANDIDATES else reader)
         with _timed(staged.timings, "answer"):
             choice = self.answerer.run(staged.intent, staged.links, evidence, self.label)
-            if self.llm is None:
-                return choice, self.answerer.name
-            top = evidence[: self.config.answer.top_evidence]
-            answer = self.llm.run(staged.question, [row.text for row in top])
-            text = answer.text.strip()
-            holding = [row.evidence_id for row in top if text and fold(text) in fold(row.text)]
-            if not text or fold(text) == UNKNOWN:
-                choice = AnswerChoice(UNKNOWN, None, 0.0, True, choice.candidates, [])
-            else:
-                # the model's answer is trusted as far as the evidence shows it
-                confidence = min(1.0, 0.5 + 0.5 * len(holding) / max(len(top), 1)) if holding else 0.2
-                choice = AnswerChoice(text, None, confidence, False, choice.candidates, holding)
-            return choice, self.llm.generator.name
+        if isinstance(llm_reader, LlmReader):
+            with _timed(staged.timings, "read_llm"):
+                read = llm_reader.read(staged.question, evidence, choice)
+            return Reading(read.choice, llm_reader.name, read.reading)
+        if reader is None and self.llm_unavailable is not None:
+            unavailable = LlmReading(
+                model=self.config.llm.backend, outcome="unavailable", error=self.llm_unavailable
+            )
+            return Reading(choice, self.answerer.name, unavailable)
+        return Reading(choice, self.answerer.name, None)
 
     # -- public API ---------------------------------------------------------------------------------
 
     def retrieve_and_read(self, understanding: Understanding) -> QueryResult:
         """The retrieve → re-rank → read pipeline on an understood question (the ``retrieve-read`` mode)."""
         staged = self.run(understanding.question, understanding)
-        choice, reader_name = self.read(staged)
-        return self.result(staged, choice, reader_name)
+        return self.result(staged, self.read(staged))
 
     def ask(self, question: str) -> QueryResult:
         """The router's answer: the first configured mode, in order of their estimates, that answers."""
@@ -274,7 +289,8 @@ class Engine:
         with ThreadPoolExecutor(max_workers=workers) as pool:
             yield from pool.map(self.ask, questions)
 
-    def result(self, staged: StagedRun, choice: AnswerChoice, reader_name: str) -> QueryResult:
+    def result(self, staged: StagedRun, read: Reading) -> QueryResult:
+        choice = read.choice
         evidence = []
         for evidence_id in staged.rankings["final"]:
             row = staged.rows[evidence_id]
@@ -307,13 +323,15 @@ class Engine:
             intent=staged.intent,
             links=staged.links,
             timings=[StageTiming(stage=k, ms=round(v, 3)) for k, v in staged.timings.items()],
-            reader=reader_name,
+            reader=read.reader,
             index_version=self.index_version,
+            reading=read.reading,
+            unit=read.reading.unit if read.reading is not None else None,
         )
 
     def close(self) -> None:
-        if self.llm is not None:
-            self.llm.generator.close()
+        if self.llm_reader is not None:
+            self.llm_reader.llm.close()
         self.reader.close()
 
     def __enter__(self) -> Engine:
@@ -321,6 +339,15 @@ class Engine:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@dataclass
+class Reading:
+    """Stage five's outcome: the answer choice, who read it, and the LLM reader's account if it read."""
+
+    choice: AnswerChoice
+    reader: str
+    reading: LlmReading | None = None
 
 
 @contextmanager

@@ -1,2 +1,2 @@
-"""Fourth room: the answer read from the final evidence (the candidate reader; LLM readers live in
-``query.llm``)."""
+"""Fifth room: the answer read from the final evidence, by the candidate reader (features, no model) or
+the LLM reader (an instruct model through ``query.llm``), with every answer checked against the rows."""

@@ -1,0 +1,281 @@
+"""The LLM reader: an instruct model reads numbered evidence and answers with the rows it cites.
+
+The prompt is a fixed system prompt (the same for every question, so llama.cpp reuses its evaluated
+tokens from one question to the next) and one user message: the evidence rows, numbered, each as
+"[n] source · title: text" with the text cut to a window around the question's words, then the
+question. The reply is held to ``ReaderReply``: ``{answer, evidence: [numbers], unknown}``.
+
+The answer must be written in the evidence (``query.read.support``): a span of a shown row or a
+normalization of a value in one, returned in the row's own form. An answer no row holds gets one retry
+that says so; if the retry fails too, the candidate reader's answer is returned (or "unknown"), and the
+reading records which. Confidence multiplies how directly the evidence holds the answer by the model's
+own probability of the answer's tokens (where the backend reports them); under ``min_confidence`` the
+engine says "unknown".
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from query.llm.backends import LlmError
+from query.llm.chat import Llm, LlmCall, Reply
+from query.read.candidates import UNKNOWN, AnswerChoice
+from query.read.support import Support, find_support, trim_answer
+from query.retrieve.evidence_store import EvidenceRow
+from query.text import content_words, fold
+from schemas.query import LlmReading
+
+SOURCE_NAMES = {"kg": "fact", "text": "passage", "table": "table row", "infobox": "infobox"}
+
+SYSTEM_PROMPT = """\
+You answer questions from numbered evidence rows taken from Wikipedia and Wikidata.
+Rules:
+- The answer is the shortest span that answers the question: a name, number, date or short phrase, \
+copied exactly as one evidence row writes it. No explanation, no full sentence.
+- A question may need two rows: a table row names an entity, and a passage about that entity holds the \
+answer. Follow the link and answer from the second row.
+- "evidence" lists the numbers of the rows the answer is copied from.
+- If no row answers the question, set "unknown" to true and "answer" to "".
+Reply with one JSON object: {"answer": "...", "evidence": [n, ...], "unknown": false}."""
+
+RETRY_PROMPT = (
+    'No evidence row writes "{answer}". Copy the answer exactly as a row writes it, or set unknown to true.'
+)
+
+ECHO_PROMPT = (
+    '"{answer}" is part of the question. Answer what the question asks, copied from an evidence row, '
+    "or set unknown to true."
+)
+
+SUPPORT_WEIGHT = {"span": 1.0, "normalized": 0.9}
+RETRY_WEIGHT = 0.9
+FALLBACK_WEIGHT = 0.5
+
+
+class ReaderReply(BaseModel):
+    """What the model must reply: the answer, the numbers of the rows it is copied from, unknown."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    answer: str = Field(max_length=120)
+    evidence: list[int] = Field(max_length=4)
+    unknown: bool
+
+
+class LlmReaderSettings(BaseModel):
+    """How much evidence the model reads; the defaults were chosen on a tuning fold (README)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    evidence: int = Field(8, ge=1, le=30, description="top evidence rows in the prompt")
+    window_chars: int = Field(
+        360, ge=60, description="characters of a row kept, centred on the question's words"
+    )
+    max_tokens: int = Field(64, ge=8, description="reply cap: the JSON with a short answer")
+    min_confidence: float = Field(
+        0.0, ge=0.0, le=1.0, description="below this confidence the answer becomes 'unknown'"
+    )
+    retry_unsupported: bool = Field(True, description="ask once more when no row holds the answer")
+    fallback_to_candidates: bool = Field(
+        True, description="after a failed retry, return the candidate reader's answer instead of unknown"
+    )
+
+
+def window(text: str, terms: set[str], size: int) -> str:
+    """``text`` cut to about ``size`` characters around where the question's words are densest.
+
+    The row's "Page / Section:" prefix is kept: it names what the row is about.
+    """
+    if len(text) <= size:
+        return text
+    prefix, sep, body = text.partition(": ")
+    if not sep or len(prefix) > size // 3:
+        prefix, body = "", text
+    room = max(size - len(prefix) - len(sep), 40)
+    words = [(m.start(), m.end(), fold(m.group(0))) for m in re.finditer(r"\S+", body)]
+    if not words:
+        return text[:size]
+    hits = [0]
+    for _start, _end, word in words:
+        hits.append(hits[-1] + _hit(word, terms))
+    best, best_hits, last = 0, -1, 0
+    for i, (start, _end, _word) in enumerate(words):
+        last = max(last, i)
+        while last + 1 < len(words) and words[last + 1][1] - start <= room:
+            last += 1
+        if hits[last + 1] - hits[i] > best_hits:
+            best, best_hits = i, hits[last + 1] - hits[i]
+    # centre the window on the matched words it holds, so they come with context on both sides
+    matched = [w for w in words[best:] if w[1] - words[best][0] <= room and _hit(w[2], terms)]
+    if matched:
+        centre = (matched[0][0] + matched[-1][1]) // 2
+        best = next(
+            (i for i, w in enumerate(words) if w[0] >= centre - room // 2 and w[0] <= matched[0][0]), best
+        )
+    start, end = words[best][0], words[best][1]
+    for _start, w_end, _word in words[best:]:
+        if w_end - start > room:
+            break
+        end = w_end
+    cut = body[start:end]
+    lead = "… " if start > 0 else ""
+    tail = " …" if end < len(body) else ""
+    return f"{prefix}{sep}{lead}{cut}{tail}"
+
+
+def _hit(word: str, terms: set[str]) -> int:
+    return int(word.strip(".,;:()[]'\"") in terms)
+
+
+def evidence_block(question: str, rows: list[EvidenceRow], size: int) -> str:
+    terms = set(content_words(question))
+    lines = []
+    for n, row in enumerate(rows, start=1):
+        kind = SOURCE_NAMES.get(row.source_type, row.source_type)
+        lines.append(f"[{n}] {kind} · {window(' '.join(row.text.split()), terms, size)}")
+    return "\n".join(lines)
+
+
+def messages(question: str, rows: list[EvidenceRow], settings: LlmReaderSettings) -> list[dict[str, str]]:
+    block = evidence_block(question, rows, settings.window_chars)
+    user = f"Evidence:\n{block}\n\nQuestion: {' '.join(question.split())}"
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+
+def answer_logprob(reply: Reply) -> float | None:
+    """Mean log-probability of the tokens that spell the answer inside the JSON reply."""
+    spans = reply.completion.logprobs
+    text = reply.completion.text
+    m = re.search(r'"answer"\s*:\s*"((?:[^"\\]|\\.)*)"', text)
+    if spans is None or m is None or m.end(1) == m.start(1):
+        return None
+    inside = [lp for start, end, lp in spans if start < m.end(1) and end > m.start(1)]
+    return sum(inside) / len(inside) if inside else None
+
+
+@dataclass
+class LlmRead:
+    choice: AnswerChoice
+    reading: LlmReading
+
+
+class LlmReader:
+    """Reads the top evidence with an instruct model; every answer is checked against the rows."""
+
+    def __init__(self, llm: Llm, settings: LlmReaderSettings | None = None) -> None:
+        self.llm = llm
+        self.settings = settings or LlmReaderSettings()
+
+    @property
+    def name(self) -> str:
+        return f"llm:{self.llm.name}"
+
+    def read(self, question: str, evidence: list[EvidenceRow], fallback: AnswerChoice) -> LlmRead:
+        """The answer from ``evidence`` (best first); ``fallback`` is the candidate reader's choice."""
+        rows = evidence[: self.settings.evidence]
+        texts = [row.text for row in rows]
+        split = [row.source_type == "kg" for row in rows]
+        history = messages(question, rows, self.settings)
+        calls: list[LlmCall] = []
+        try:
+            reply = self.llm.chat_reply(
+                history, ReaderReply, max_tokens=self.settings.max_tokens, purpose="read"
+            )
+            calls += reply.calls
+            first: ReaderReply = reply.value
+            if first.unknown or not trim_answer(first.answer):
+                return self._unknown(rows, fallback, first, reply, calls)
+            cited = [n - 1 for n in first.evidence]
+            support = find_support(first.answer, texts, cited, split)
+            echo = support is not None and _echoes(question, support.text)
+            if support is not None and (not echo or not self.settings.retry_unsupported):
+                return self._answer(rows, fallback, first, reply, calls, support, retried=False)
+            if not self.settings.retry_unsupported:
+                return self._unsupported(rows, fallback, first, reply, calls)
+            feedback = ECHO_PROMPT if echo else RETRY_PROMPT
+            history += [
+                {"role": "assistant", "content": reply.completion.text},
+                {"role": "user", "content": feedback.format(answer=trim_answer(first.answer))},
+            ]
+            reply = self.llm.chat_reply(
+                history, ReaderReply, max_tokens=self.settings.max_tokens, purpose="read-retry"
+            )
+            calls += reply.calls
+            second: ReaderReply = reply.value
+            if second.unknown or not trim_answer(second.answer):
+                return self._unknown(rows, fallback, second, reply, calls)
+            support = find_support(second.answer, texts, [n - 1 for n in second.evidence], split)
+            if support is not None:
+                return self._answer(rows, fallback, second, reply, calls, support, retried=True)
+            return self._unsupported(rows, fallback, second, reply, calls)
+        except LlmError as exc:
+            return self._failed(rows, fallback, calls, exc)
+
+    # -- outcomes ------------------------------------------------------------------------------------
+
+    def _reading(self, rows, outcome, calls, reply=None, raw=None, error=None, logprob=None) -> LlmReading:
+        return LlmReading(
+            model=self.llm.name,
+            outcome=outcome,
+            raw_answer=raw.answer if raw is not None else None,
+            cited=list(raw.evidence) if raw is not None else [],
+            shown=len(rows),
+            prompt_tokens=sum(c.prompt_tokens for c in calls),
+            completion_tokens=sum(c.completion_tokens for c in calls),
+            ms=round(sum(c.ms for c in calls), 3),
+            calls=len(calls),
+            answer_logprob=None if logprob is None else round(logprob, 4),
+            error=error,
+        )
+
+    def _answer(self, rows, fallback, raw, reply, calls, support: Support, retried: bool) -> LlmRead:
+        logprob = answer_logprob(reply)
+        confidence = SUPPORT_WEIGHT[support.kind] * (RETRY_WEIGHT if retried else 1.0)
+        if logprob is not None:
+            confidence *= math.exp(logprob)
+        outcome = "retried" if retried else ("supported" if support.kind == "span" else "normalized")
+        reading = self._reading(rows, outcome, calls, reply, raw, logprob=logprob)
+        reading.unit = support.unit
+        if confidence < self.settings.min_confidence:
+            reading.outcome = "below-threshold"
+            return LlmRead(_unknown_choice(fallback), reading)
+        supporting = [rows[i].evidence_id for i in support.rows]
+        choice = AnswerChoice(
+            support.text, None, round(confidence, 4), False, fallback.candidates, supporting
+        )
+        return LlmRead(choice, reading)
+
+    def _unknown(self, rows, fallback, raw, reply, calls) -> LlmRead:
+        return LlmRead(_unknown_choice(fallback), self._reading(rows, "unknown", calls, reply, raw))
+
+    def _unsupported(self, rows, fallback, raw, reply, calls) -> LlmRead:
+        if self.settings.fallback_to_candidates and not fallback.unknown:
+            choice = AnswerChoice(
+                fallback.answer,
+                fallback.entity_id,
+                round(fallback.confidence * FALLBACK_WEIGHT, 4),
+                False,
+                fallback.candidates,
+                fallback.supporting,
+            )
+            return LlmRead(choice, self._reading(rows, "candidates", calls, reply, raw))
+        return LlmRead(_unknown_choice(fallback), self._reading(rows, "unsupported", calls, reply, raw))
+
+    def _failed(self, rows, fallback, calls, exc: LlmError) -> LlmRead:
+        """The model could not be asked (server down, output broken twice): the candidate reader answers."""
+        reading = self._reading(rows, "error", calls, error=str(exc)[:300])
+        return LlmRead(fallback, reading)
+
+
+def _echoes(question: str, answer: str) -> bool:
+    """The answer only repeats words of the question ("1998" for "…the 1998 Copa Bolivia team…")."""
+    needle = fold(answer).strip()
+    return bool(needle) and re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", fold(question)) is not None
+
+
+def _unknown_choice(fallback: AnswerChoice) -> AnswerChoice:
+    return AnswerChoice(UNKNOWN, None, 0.0, True, fallback.candidates, [])

@@ -1,0 +1,213 @@
+"""The LLM reader: the real bundled 0.5B model reading the sample index's evidence through the engine,
+and (for the paths a real model takes only by chance) a scripted backend: retry, fallback, errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from query import Engine, EngineConfig
+from query.evaluation.metrics import exact_match
+from query.llm.backends import Completion, LlmError
+from query.llm.bundled import FAST_MODEL
+from query.llm.chat import Llm
+from query.read.candidates import UNKNOWN, AnswerChoice
+from query.read.llm_reader import LlmReader, LlmReaderSettings, answer_logprob, messages, window
+from query.retrieve.evidence_store import EvidenceRow
+from tests.conftest import raw_entities
+
+ARISTOTLE = "What was the name of Aristotle's father?"
+
+
+@pytest.fixture(scope="module")
+def llm_engine(sample_index, model_cache):
+    _, result = sample_index
+    config = EngineConfig.load(None, reader="llm", llm={"backend": FAST_MODEL, "cache_dir": str(model_cache)})
+    with Engine.open(result.version_dir, config) as engine:
+        yield engine
+
+
+def test_reads_a_passage_and_cites_the_row_that_holds_the_answer(llm_engine: Engine) -> None:
+    result = llm_engine.ask(ARISTOTLE)
+    assert result.mode == "retrieve-read" and result.reader == f"llm:{FAST_MODEL}"
+    assert exact_match(result.answer, ["Nicomachus"]) == 1.0
+    reading = result.reading
+    assert reading is not None and reading.outcome in {"supported", "normalized", "retried"}
+    assert reading.model == FAST_MODEL and reading.shown == llm_engine.config.llm_reader.evidence
+    assert reading.prompt_tokens > 100 and reading.completion_tokens > 5 and reading.ms > 0
+    assert reading.answer_logprob is not None and reading.answer_logprob <= 0
+    assert 0 < result.confidence <= 1
+    holders = [e for e in result.evidence if e.evidence_id in result.supporting_evidence_ids]
+    assert holders and all(result.answer in e.text for e in holders)
+    assert result.timing("read_llm") > 0
+
+
+def test_a_kg_quantity_is_answered_with_its_unit_apart(llm_engine: Engine) -> None:
+    claim = raw_entities()["Q31"]["claims"]["P2046"][0]["mainsnak"]["datavalue"]["value"]
+    amount = claim["amount"].lstrip("+")
+    staged = llm_engine.run("What is the area of Belgium?")
+    rows = [r for r in staged.rows.values() if r.source_type == "kg" and r.provenance.property == "P2046"]
+    assert rows, "the area statement is in the pool"
+    fallback = AnswerChoice(UNKNOWN, None, 0.0, True, [], [])
+    assert llm_engine.llm_reader is not None
+    read = llm_engine.llm_reader.read("What is the area of Belgium?", rows[:3], fallback)
+    assert read.choice.answer.replace(",", "") == amount.split(".")[0]
+    assert read.reading.unit == "square kilometre"
+    assert read.choice.supporting == [rows[0].evidence_id] or rows[0].evidence_id in read.choice.supporting
+
+
+def test_the_prompt_numbers_the_rows_and_cuts_long_ones_around_the_question(llm_engine: Engine) -> None:
+    staged = llm_engine.run(ARISTOTLE)
+    rows = [staged.rows[e] for e in staged.rankings["final"][:8]]
+    settings = LlmReaderSettings(evidence=8, window_chars=200)
+    system, user = messages(ARISTOTLE, rows, settings)
+    assert system["role"] == "system" and "JSON" in system["content"]
+    lines = user["content"].split("\n")
+    assert lines[0] == "Evidence:" and lines[-1] == f"Question: {ARISTOTLE}"
+    numbered = [line for line in lines if line.startswith("[")]
+    assert [line.split("]")[0] for line in numbered] == [f"[{n}" for n in range(1, 9)]
+    for row, line in zip(rows, numbered, strict=True):
+        body = line.split(" · ", 1)[1]
+        assert len(body) <= 200 + len(" … …") + 2
+        if len(row.text) <= 200:
+            assert body == " ".join(row.text.split())
+
+
+def test_window_keeps_the_prefix_and_centres_on_the_question_words() -> None:
+    text = (
+        "Page / Section: "
+        + " ".join(f"w{i}" for i in range(300))
+        + " Nicomachus was his father "
+        + "x " * 200
+    )
+    cut = window(text, {"father"}, 120)
+    assert cut.startswith("Page / Section: … ") and cut.endswith(" …")
+    assert "Nicomachus was his father" in cut and len(cut) <= 120 + 20
+
+
+# -- the paths a real model takes only by chance, on a scripted backend ---------------------------------
+
+
+class Scripted:
+    name = "scripted"
+    model = "scripted"
+    chat_capable = True
+
+    def __init__(self, replies: list[dict | Exception]) -> None:
+        self.replies = list(replies)
+        self.sent: list[list[dict]] = []
+
+    def chat(self, messages, *, json_schema, max_tokens) -> Completion:
+        self.sent.append([dict(m) for m in messages])
+        reply = self.replies.pop(0)
+        if isinstance(reply, Exception):
+            raise reply
+        text = json.dumps(reply)
+        # one token per character, each with log-probability -0.1
+        return Completion(text, 50, len(text), 2.0, [(i, i + 1, -0.1) for i in range(len(text))])
+
+    def complete(self, prompt, *, max_tokens, stop) -> Completion:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+
+def _row(n: int, text: str, source: str = "text") -> EvidenceRow:
+    return EvidenceRow(f"e{n}", source, text, "T", "T", [], {})
+
+
+ROWS = [
+    _row(1, "Aristotle: His father Nicomachus was a physician ."),
+    _row(2, "Plato: Plato taught Aristotle ."),
+]
+CANDIDATE = AnswerChoice("Nicomachus", None, 0.4, False, [], ["e1"])
+
+
+def _reader(replies: list, **settings) -> tuple[LlmReader, Scripted]:
+    backend = Scripted(replies)
+    return LlmReader(Llm(backend), LlmReaderSettings(**settings)), backend
+
+
+def test_an_unsupported_answer_is_retried_once_with_what_was_wrong() -> None:
+    reader, backend = _reader(
+        [
+            {"answer": "Nicomaque", "evidence": [1], "unknown": False},
+            {"answer": "Nicomachus", "evidence": [1], "unknown": False},
+        ]
+    )
+    read = reader.read(ARISTOTLE, ROWS, CANDIDATE)
+    assert read.choice.answer == "Nicomachus" and read.choice.supporting == ["e1"]
+    assert (
+        read.reading.outcome == "retried"
+        and read.reading.calls == 2
+        and read.reading.raw_answer == "Nicomachus"
+    )
+    assert 'No evidence row writes "Nicomaque"' in backend.sent[1][-1]["content"]
+    assert read.choice.confidence == pytest.approx(0.9 * 2.718281828**-0.1, rel=1e-3)
+
+
+def test_unsupported_twice_falls_back_to_the_candidate_reader_and_says_so() -> None:
+    wrong = {"answer": "Socrates", "evidence": [2], "unknown": False}
+    read = _reader([wrong, wrong])[0].read(ARISTOTLE, ROWS, CANDIDATE)
+    assert read.reading.outcome == "candidates" and read.choice.answer == "Nicomachus"
+    assert read.choice.confidence == pytest.approx(0.2)
+    without = _reader([wrong, wrong], fallback_to_candidates=False)[0].read(ARISTOTLE, ROWS, CANDIDATE)
+    assert without.reading.outcome == "unsupported" and without.choice.unknown
+    assert without.choice.answer == UNKNOWN and not without.choice.supporting
+
+
+def test_the_model_saying_unknown_is_unknown() -> None:
+    read = _reader([{"answer": "", "evidence": [], "unknown": True}])[0].read(ARISTOTLE, ROWS, CANDIDATE)
+    assert read.choice.unknown and read.reading.outcome == "unknown" and read.reading.calls == 1
+
+
+def test_an_answer_under_the_threshold_is_unknown() -> None:
+    reply = {"answer": "Nicomachus", "evidence": [1], "unknown": False}
+    read = _reader([reply], min_confidence=0.95)[0].read(ARISTOTLE, ROWS, CANDIDATE)
+    assert read.choice.unknown and read.reading.outcome == "below-threshold"
+
+
+def test_a_backend_failure_keeps_the_candidate_answer_and_records_the_error() -> None:
+    read = _reader([LlmError("POST http://x/v1/chat/completions returned HTTP 500")])[0].read(
+        ARISTOTLE, ROWS, CANDIDATE
+    )
+    assert read.choice is CANDIDATE and read.reading.outcome == "error" and "HTTP 500" in read.reading.error
+
+
+def test_answer_logprob_averages_the_answer_tokens_only() -> None:
+    reader, _ = _reader([{"answer": "Nicomachus", "evidence": [1], "unknown": False}])
+    reply = reader.llm.chat_reply([{"role": "user", "content": "q"}])
+    text = reply.completion.text
+    start = text.index("Nicomachus")
+    reply.completion.logprobs = [
+        (i, i + 1, -1.0 if start <= i < start + 10 else -9.0) for i in range(len(text))
+    ]
+    assert answer_logprob(reply) == pytest.approx(-1.0)
+
+
+def test_an_engine_whose_model_cannot_load_answers_with_candidates_and_says_why(
+    sample_index, tmp_path
+) -> None:
+    _, result = sample_index
+    config = EngineConfig.load(
+        None, reader="llm", llm={"backend": "gguf", "model_path": str(tmp_path / "x.gguf")}
+    )
+    with Engine.open(result.version_dir, config) as engine:
+        answer = engine.ask(ARISTOTLE)
+    assert answer.reader == "candidates" and exact_match(answer.answer, ["Nicomachus"]) == 1.0
+    assert answer.reading is not None and answer.reading.outcome == "unavailable"
+    assert "x.gguf does not exist" in (answer.reading.error or "")
+
+
+def test_an_answer_that_repeats_the_question_is_retried() -> None:
+    reader, backend = _reader(
+        [
+            {"answer": "Aristotle", "evidence": [1], "unknown": False},
+            {"answer": "Nicomachus", "evidence": [1], "unknown": False},
+        ]
+    )
+    read = reader.read(ARISTOTLE, ROWS, CANDIDATE)
+    assert read.choice.answer == "Nicomachus" and read.reading.outcome == "retried"
+    assert '"Aristotle" is part of the question' in backend.sent[1][-1]["content"]
