@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from index.reader import IndexReader
 from schemas.answers import AnswerRecord, Question, RouteRecord, StageTiming
@@ -113,18 +113,22 @@ class EngineAnswerer:
         self.engine.close()
 
 
-AnswererFactory = Callable[[IndexReader, int, Path | None], Answerer]
-"""Opens one answerer on a reader: (reader, k, engine config file or None)."""
+AnswererFactory = Callable[[IndexReader, int, Path | None, dict[str, Any]], Answerer]
+"""Opens one answerer on a reader: (reader, k, engine config file or None, overrides of that config)."""
 
 
-def _open_bm25(reader: IndexReader, k: int, engine_config: Path | None) -> Answerer:
+def _open_bm25(
+    reader: IndexReader, k: int, engine_config: Path | None, overrides: dict[str, Any]
+) -> Answerer:
     return Bm25Answerer(reader, k)  # no engine behind it: an engine config does not apply
 
 
-def _open_engine(reader: IndexReader, k: int, engine_config: Path | None) -> Answerer:
+def _open_engine(
+    reader: IndexReader, k: int, engine_config: Path | None, overrides: dict[str, Any]
+) -> Answerer:
     from query.config import EngineConfig
 
-    return EngineAnswerer(reader, k, EngineConfig.load(engine_config))
+    return EngineAnswerer(reader, k, EngineConfig.load(engine_config, **overrides))
 
 
 _ANSWERERS: dict[str, AnswererFactory] = {
@@ -137,20 +141,25 @@ BATCH_ANSWERER = EngineAnswerer.name
 
 
 def open_answerer(
-    index_dir: Path, k: int = DEFAULT_K, *, name: str = BATCH_ANSWERER, engine_config: Path | None = None
+    index_dir: Path,
+    k: int = DEFAULT_K,
+    *,
+    name: str = BATCH_ANSWERER,
+    engine_config: Path | None = None,
+    reader: str | None = None,
 ) -> Answerer:
     """THE place that decides what answers batch questions: the query engine by default.
 
     ``index_dir`` is an index root (its ``current`` version is resolved once) or a version folder.
     ``engine_config`` is the engine config file of the caller's settings (``HqaSettings.engine_config``);
-    None = the engine's defaults. This function reads no settings of its own.
+    None = the engine's defaults; ``reader`` overrides its reader. This function reads no settings.
     """
     factory = _ANSWERERS.get(name)
     if factory is None:
         raise ValueError(f"unknown answerer {name!r}; known: {sorted(_ANSWERERS)}")
-    reader = IndexReader.open(index_dir)
+    index = IndexReader.open(index_dir)
     try:
-        return factory(reader, k, engine_config)
+        return factory(index, k, engine_config, {"reader": reader} if reader else {})
     except Exception:
-        reader.close()
+        index.close()
         raise

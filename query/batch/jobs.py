@@ -19,6 +19,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -49,6 +50,9 @@ class ChunkJob(BaseModel):
         None, description="engine config file of the planner's settings, resolved; None = the defaults"
     )
     engine_config_sha256: str | None = Field(None, description="that file as planned: a changed one fails")
+    reader: Literal["llm", "candidates"] | None = Field(
+        None, description="who reads the answers, overriding the engine config's reader; None = the config's"
+    )
     k: int = Field(DEFAULT_K, ge=1, description="evidence kept per question")
     start: int = Field(ge=0, description="first entry, 0-based, rejected entries included")
     stop: int = Field(description="one past the last entry")
@@ -103,15 +107,19 @@ def plan_chunks(
     k: int = DEFAULT_K,
     *,
     engine_config: Path | None = None,
+    reader: Literal["llm", "candidates"] | None = None,
 ) -> list[ChunkJob]:
     """Cut the question file into jobs of ``chunk_size`` entries, all on the index version current now.
 
     ``index_dir`` is resolved here, once, so a rebuild that publishes mid-run does not mix versions.
     ``engine_config`` (the caller's ``HqaSettings.engine_config``; None = the engine's defaults) is
-    resolved and checksummed here too, and travels in every job to the workers that answer them.
+    resolved and checksummed here too, and travels in every job to the workers that answer them, with
+    ``reader`` when the caller overrides the config's reader.
     """
     questions = read_questions(questions_path)
-    return _plan(questions, resolve_index_dir(index_dir), Path(parts_dir), chunk_size, k, engine_config)
+    return _plan(
+        questions, resolve_index_dir(index_dir), Path(parts_dir), chunk_size, k, engine_config, reader
+    )
 
 
 def _check_chunk_size(chunk_size: int) -> None:
@@ -135,6 +143,7 @@ def _plan(
     chunk_size: int,
     k: int,
     engine_config: Path | None,
+    reader: Literal["llm", "candidates"] | None = None,
 ) -> list[ChunkJob]:
     _check_chunk_size(chunk_size)
     version = VersionStore(version_dir.parent).manifest(version_dir).version
@@ -150,6 +159,7 @@ def _plan(
             index_version=version,
             engine_config=config,
             engine_config_sha256=config_sha256,
+            reader=reader,
             k=k,
             start=start,
             stop=min(start + chunk_size, total),
@@ -191,7 +201,9 @@ def _open_job_answerer(job: ChunkJob) -> Answerer:
                 f"engine config {job.engine_config} changed since the batch was planned "
                 f"(sha256 {sha256[:12]}…, planned {(job.engine_config_sha256 or '')[:12]}…): plan it again"
             )
-    return open_answerer(job.index_version_dir, job.k, name=job.answerer, engine_config=job.engine_config)
+    return open_answerer(
+        job.index_version_dir, job.k, name=job.answerer, engine_config=job.engine_config, reader=job.reader
+    )
 
 
 def _answer_range(
@@ -289,6 +301,7 @@ def _work(job: ChunkJob) -> dict:
             "index_version",
             "answerer",
             "engine_config_sha256",
+            "reader",
             "k",
             "start",
             "stop",
@@ -421,11 +434,13 @@ def answer_file(
     k: int = DEFAULT_K,
     parts_dir: Path | None = None,
     settings: HqaSettings | None = None,
+    reader: Literal["llm", "candidates"] | None = None,
 ) -> BatchSummary:
     """The whole batch in this process, with a progress bar: plan, answer each chunk, combine.
 
     ``settings`` are the caller's (the CLI's, with its ``--config`` file); their ``engine_config``
     configures the engine. None = the engine's defaults: this function reads no settings of its own.
+    ``reader`` overrides the config's reader ("candidates" for the fast path).
 
     Resumable: a part an interrupted run left in ``parts_dir`` (default ``parts_dir_for(out_path)``)
     for the same question file, range, index version, answerer and engine config is reused, not
@@ -434,7 +449,7 @@ def answer_file(
     questions = read_questions(questions_path)
     parts_dir = Path(parts_dir) if parts_dir is not None else parts_dir_for(out_path)
     engine_config = settings.engine_config if settings is not None else None
-    jobs = _plan(questions, resolve_index_dir(index_dir), parts_dir, chunk_size, k, engine_config)
+    jobs = _plan(questions, resolve_index_dir(index_dir), parts_dir, chunk_size, k, engine_config, reader)
     results = []
     answerer: Answerer | None = None
     bar = progress("answer", total=len(questions.entries), unit="question")

@@ -9,7 +9,7 @@ so the DAG stays the same when the query engine replaces BM25-only answering.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -38,6 +38,9 @@ class QaParams(BaseModel):
     config: str | None = Field(
         None, description="hqa settings file (TOML/YAML); its engine_config configures the workers' engine"
     )
+    reader: Literal["llm", "candidates"] | None = Field(
+        None, description="'llm' or 'candidates' (the fast path); default: the engine config's reader"
+    )
 
     def settings(self) -> HqaSettings:
         return HqaSettings.load(Path(self.config) if self.config else None)
@@ -65,6 +68,7 @@ def plan(params: Json) -> list[Json]:
         parts_dir_for(out),
         p.chunk_size or settings.airflow.qa_chunk_size,
         engine_config=settings.engine_config,  # each job carries it: the workers load no settings
+        reader=p.reader,
     )
     return [{"job": job.model_dump(mode="json"), "out": str(out)} for job in jobs]
 

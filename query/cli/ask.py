@@ -8,10 +8,20 @@ from pathlib import Path
 from rich.table import Table
 
 from query.cli.console import console
+from query.llm.settings import BACKEND_NAMES
 from schemas.query import QueryResult, ScoredEvidence
 from schemas.settings import HqaSettings
 
-LLM_CHOICES = ("none", "llama-cpp", "openai-compatible")
+
+def add_reader_options(p: argparse.ArgumentParser) -> None:
+    """--reader and --llm: who reads the answer, and which model when it is the LLM."""
+    p.add_argument(
+        "--reader",
+        choices=("llm", "candidates"),
+        help="'llm': the instruct model reads the evidence (seconds a question); "
+        "'candidates': the candidate reader (milliseconds); default from the engine config",
+    )
+    p.add_argument("--llm", metavar="BACKEND", help=f"LLM backend: {', '.join(BACKEND_NAMES)}")
 
 
 def add_ask(sub: argparse._SubParsersAction) -> None:
@@ -19,7 +29,7 @@ def add_ask(sub: argparse._SubParsersAction) -> None:
     p.add_argument("questions", nargs="+", help="one or more questions")
     p.add_argument("--index", type=Path, help="index root or version (default <state_dir>/indexes)")
     p.add_argument("--engine-config", type=Path, help="engine config (TOML/YAML)")
-    p.add_argument("--llm", choices=LLM_CHOICES, help="read the answer with an LLM backend")
+    add_reader_options(p)
     p.add_argument("--evidence", type=int, default=5, help="evidence rows to show (default 5)")
     p.add_argument("--json", action="store_true", help="print each result as one JSON line")
 
@@ -31,12 +41,19 @@ def add_answer(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--index", type=Path, help="index root or version (default <state_dir>/indexes)")
     p.add_argument("--chunk-size", type=int, help="questions per resumable part (default from settings)")
     p.add_argument("--k", type=int, default=30, help="evidence rows kept per answer")
+    p.add_argument(
+        "--reader", choices=("llm", "candidates"), help="who reads the answers; default: the engine config's"
+    )
 
 
 def engine_config(args: argparse.Namespace, settings: HqaSettings):
     from query.config import EngineConfig
 
-    overrides = {"llm": {"backend": args.llm}} if getattr(args, "llm", None) else {}
+    overrides: dict = {}
+    if getattr(args, "reader", None):
+        overrides["reader"] = args.reader
+    if getattr(args, "llm", None):
+        overrides["llm"] = {"backend": args.llm}
     return EngineConfig.load(args.engine_config or settings.engine_config, **overrides)
 
 
@@ -65,6 +82,7 @@ def cmd_answer(args: argparse.Namespace, settings: HqaSettings) -> int:
         args.chunk_size or settings.airflow.qa_chunk_size,
         k=args.k,
         settings=settings,
+        reader=args.reader,
     )
     console.print(summary.model_dump_json(indent=2))
     return 0
@@ -123,5 +141,21 @@ def print_result(result: QueryResult, evidence: int) -> None:
         text = e.text if len(e.text) <= 200 else e.text[:199] + "…"
         table.add_row(f"{i}{mark}", e.source_type, f"{e.score:.3f}", text, provenance_line(e))
     console.print(table)
+    if result.reading is not None:
+        console.print(f"[dim]{reading_line(result)}[/]")
     stages = ", ".join(f"{t.stage} {t.ms:.0f}" for t in result.timings)
     console.print(f"[dim]ms: {stages}   (* = supports the answer)[/]")
+
+
+def reading_line(result: QueryResult) -> str:
+    """What the LLM reader did: its outcome, what it first said and cited, and what it cost."""
+    r = result.reading
+    assert r is not None
+    if r.outcome == "unavailable":
+        return f"LLM reader unavailable, the candidate reader answered: {r.error}"
+    said = f'; the model said "{r.raw_answer}" citing {r.cited}' if r.raw_answer is not None else ""
+    error = f"; error: {r.error}" if r.error else ""
+    return (
+        f"read by {r.model}: {r.outcome}{said}; {r.shown} rows shown, {r.prompt_tokens} prompt + "
+        f"{r.completion_tokens} completion tokens, {r.calls} call(s), {r.ms / 1000:.1f} s{error}"
+    )

@@ -39,6 +39,22 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--questions", type=Path, required=True, help="benchmark question file or folder")
     p.add_argument("--index", type=Path, help="index root or version (default <state_dir>/indexes)")
     p.add_argument("--limit", type=int, help="first N questions only")
+    p.add_argument("--sample", type=int, help="a fixed random sample of N questions (with --seed)")
+    p.add_argument("--seed", type=int, default=13, help="seed of --sample and of the readers' folds")
+    p.add_argument(
+        "--readers",
+        help="reader axis, comma-separated: candidates and LLM backends "
+        "(e.g. candidates,qwen2.5-coder-0.5b-instruct,qwen2.5-coder-1.5b-instruct); resumable with --out",
+    )
+    p.add_argument(
+        "--tune-share", type=float, default=0.2, help="share of questions in the readers' tuning fold"
+    )
+    p.add_argument(
+        "--fold", choices=("tune", "report"), help="evaluate one fold of the (sampled) questions only"
+    )
+    p.add_argument(
+        "--no-ablations", action="store_true", help="skip stage two, source and learned-reader ablations"
+    )
     p.add_argument("--engine-config", "--eval-config", dest="engine_config", type=Path, help="engine config")
     p.add_argument("--out", type=Path, help="results folder (default <state_dir>/eval/<benchmark>-<time>)")
     p.add_argument("--folds", type=int, default=2, help="cross-fitting folds of the learned ranker")
@@ -72,9 +88,21 @@ def cmd_eval(args: argparse.Namespace, settings: HqaSettings) -> int:
 
     started_at, started = datetime.now(UTC), time.perf_counter()
     questions = load_benchmark(args.benchmark, args.questions, args.limit)
+    if args.sample:
+        from query.evaluation.readers import sample_questions
+
+        questions = sample_questions(questions, args.sample, args.seed)
+    if args.fold:
+        from query.evaluation.readers import folds
+
+        fold_of = folds(questions, args.tune_share, args.seed)
+        questions = [q for q in questions if fold_of[q.id] == args.fold]
     config = EngineConfig.load(args.engine_config or settings.engine_config)
     sources = [part.split("+") for part in args.sources.replace(",", ";").split(";") if part]
-    eval_settings = EvalSettings(folds=args.folds, stage2=not args.no_stage2, source_ablations=sources)
+    if args.no_ablations:
+        sources = []
+    stage2 = not (args.no_stage2 or args.no_ablations)
+    eval_settings = EvalSettings(folds=args.folds, stage2=stage2, source_ablations=sources)
     out = args.out or settings.state_dir / "eval" / f"{args.benchmark}-{started_at:%Y%m%dT%H%M%S}"
     index_dir = args.index or settings.index_dir
     with console.status("opening the index and loading models"):
@@ -134,9 +162,12 @@ def cmd_eval(args: argparse.Namespace, settings: HqaSettings) -> int:
                 s.description = f"{s.config.rsplit('/', 1)[1]}, retrieval restricted to {name} evidence"
             summaries += restricted
         # the reader's ablation: the default ranking read with a candidate scorer fitted on folds
-        summaries += evaluator.summaries(main, [base], learned_reader=True)
+        if not args.no_ablations:
+            summaries += evaluator.summaries(main, [base], learned_reader=True)
         # end to end as shipped: the retrieve-read mode alone, and the router over every configured mode
         summaries += route_summaries(route_evals(evaluator, main), main)
+        if args.readers:
+            summaries += _reader_axis(evaluator, main, questions, args, out)
         out.mkdir(parents=True, exist_ok=True)
         everyone = f"all {len(main)} {args.benchmark} questions"
         fit_ranker(main, everyone, config.rerank.stage1_keep).save(out / "ranker.json")
@@ -171,6 +202,37 @@ def cmd_eval(args: argparse.Namespace, settings: HqaSettings) -> int:
             f"Hit@1 {s.hit[1]:.3f}  EM {s.em:.3f}"
         )
     return 0
+
+
+def _reader_axis(evaluator, traces, questions, args: argparse.Namespace, out: Path):
+    """The reader rows: the engine-as-shipped retrieval read by each named reader, on two folds."""
+    from query.evaluation.loaders import load_benchmark
+    from query.evaluation.readers import (
+        folds,
+        open_readers,
+        reader_evals,
+        reader_summaries,
+        sample_questions,
+        write_sample,
+    )
+
+    names = [n.strip() for n in args.readers.split(",") if n.strip()]
+    fold_of = folds(questions, args.tune_share, args.seed)
+    if args.fold:  # the folds of the whole sample, not of the one fold evaluated
+        everyone = load_benchmark(args.benchmark, args.questions, args.limit)
+        fold_of = folds(
+            sample_questions(everyone, args.sample or len(everyone), args.seed), args.tune_share, args.seed
+        )
+    write_sample(out / "sample.json", questions, fold_of, args.seed)
+    with console.status(f"loading readers {', '.join(names)}"):
+        readers = open_readers(evaluator, names)
+    settings = evaluator.engine.config.llm_reader.model_dump_json()
+    describe = {
+        n: "the candidate reader (no model)" if n == "candidates" else f"LLM reader {n}, {settings}"
+        for n in names
+    }
+    evals = reader_evals(evaluator, traces, readers, out / "readers")
+    return reader_summaries(evals, fold_of, describe)
 
 
 def _command_line(argv: list[str]) -> str:

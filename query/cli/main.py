@@ -11,6 +11,7 @@ from query.cli.ask import add_answer, add_ask, cmd_answer, cmd_ask
 from query.cli.eval import add_eval, cmd_eval
 from query.cli.index import add_build, add_info, cmd_build, cmd_info
 from query.cli.ingest import add_ingest, cmd_ingest
+from query.cli.models import add_models, cmd_models
 from schemas.settings import HqaSettings
 
 
@@ -26,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_ask(sub)
     add_answer(sub)
     add_eval(sub)
+    add_models(sub)
     return parser
 
 
@@ -56,4 +58,6 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_answer(args, settings)
     if args.command == "eval":
         return cmd_eval(args, settings)
+    if args.command == "models":
+        return cmd_models(args, settings)
     raise AssertionError(f"unhandled command {args.command}")

@@ -48,8 +48,9 @@ def test_load_reads_the_modes_of_a_toml_file(tmp_path: Path, table: str) -> None
 def test_load_merges_nested_overrides_key_by_key(tmp_path: Path) -> None:
     path = tmp_path / "engine.yaml"
     path.write_text("answer:\n  threshold: 0.4\n  top_evidence: 4\nrerank:\n  stage1_keep: 50\n")
-    config = EngineConfig.load(path, answer={"max_candidates": 3}, llm={"backend": "none"})
+    config = EngineConfig.load(path, answer={"max_candidates": 3}, llm={"n_ctx": 2048})
     assert (config.answer.threshold, config.answer.top_evidence, config.answer.max_candidates) == (0.4, 4, 3)
+    assert config.llm.n_ctx == 2048 and config.llm.backend == "qwen2.5-coder-1.5b-instruct"
     assert config.rerank.stage1_keep == 50
 
 

@@ -95,6 +95,23 @@ def test_the_dag_steps_give_the_engine_the_config_of_their_settings_file(
     assert {r["mode"] for r in pq.read_table(out).to_pylist()} == {"retrieve-read"}
 
 
+def test_the_reader_param_overrides_the_config_and_is_part_of_the_work(
+    sample_index, questions: Path, settings_file: Path, recording_engine, tmp_path: Path
+) -> None:
+    _, result = sample_index
+    out = tmp_path / "answers.parquet"
+    params = {"questions": str(questions), "out": str(out), "index": str(result.version_dir)}
+    chunks = steps.plan({**params, "config": str(settings_file), "reader": "llm"})
+    steps.combine([steps.answer(json.loads(json.dumps(c))) for c in chunks])
+    assert [c.reader for c in recording_engine.configs] == ["llm", "llm"]
+    assert all(c.answer.threshold == 0.42 for c in recording_engine.configs)  # the file still applies
+    (job,) = plan_chunks(questions, result.version_dir, tmp_path / "parts", reader="llm")
+    answer_chunk(job)
+    (fast,) = plan_chunks(questions, result.version_dir, tmp_path / "parts", reader="candidates")
+    assert existing_part(job) is not None and existing_part(fast) is None  # another reader, other work
+    assert job.reader == "llm" and fast.reader == "candidates"
+
+
 def test_without_a_settings_file_the_engine_runs_its_defaults(
     sample_index, questions: Path, recording_engine, tmp_path: Path
 ) -> None:

@@ -1,0 +1,50 @@
+"""``hqa models``: the bundled LLMs — installed?, assembled?, checked — and assembling them ahead of use."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.table import Table
+
+from query.cli.console import console
+from schemas.settings import HqaSettings
+
+
+def add_models(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("models", help="list the bundled LLMs; --assemble builds them into the model cache")
+    p.add_argument("names", nargs="*", help="models to assemble (default: every installed one)")
+    p.add_argument("--assemble", action="store_true", help="assemble and checksum them now, not on first use")
+
+
+def cmd_models(args: argparse.Namespace, settings: HqaSettings) -> int:
+    from query.llm.bundled import BUNDLED_MODELS, ModelInstallError, model_path
+    from query.llm.settings import LlmSettings
+
+    cache = LlmSettings().in_state_dir(settings.state_dir).cache_dir
+    unknown = [n for n in args.names if n not in BUNDLED_MODELS]
+    if unknown:
+        console.print(f"[red]unknown models {unknown}; bundled: {', '.join(BUNDLED_MODELS)}[/]")
+        return 2
+    table = Table(title=f"Bundled LLMs (cache {cache})")
+    for column in ("model", "chat", "parts", "installed", "assembled", "licence"):
+        table.add_column(column, overflow="fold")
+    failed = 0
+    for name, model in BUNDLED_MODELS.items():
+        try:
+            model.part_paths()
+            installed = "yes"
+        except ModelInstallError as exc:
+            installed = f"no: {exc}"
+        target = cache / model.file_name
+        if args.assemble and installed == "yes" and (not args.names or name in args.names):
+            with console.status(f"assembling {name}"):
+                try:
+                    model_path(name, cache)
+                except ModelInstallError as exc:
+                    failed += 1
+                    console.print(f"[red]{exc}[/]")
+        assembled = "yes (sha256 checked)" if target.is_file() else "no (on first use)"
+        chat = "yes" if model.chat else "completion only"
+        table.add_row(name, chat, str(len(model.parts)), installed, assembled, model.licence)
+    console.print(table)
+    return 1 if failed else 0
