@@ -145,6 +145,12 @@ class QuestionEval(BaseModel):
     confidence: float | None = Field(None, description="the best candidate's confidence, when read")
     candidate_em: float = Field(0.0, ge=0.0, le=1.0, description="EM of the best candidate, any confidence")
     mode: str | None = Field(None, description="the reasoning mode that answered, for end-to-end rows")
+    prompt_tokens: int = Field(0, ge=0, description="LLM prompt tokens spent on the question")
+    completion_tokens: int = Field(0, ge=0, description="LLM completion tokens spent on the question")
+    read_outcome: str | None = Field(None, description="the LLM reader's outcome (LlmReading.outcome)")
+    cites_answer: bool | None = Field(
+        None, description="an answered question's supporting evidence holds its answer (None: not read)"
+    )
 
     @classmethod
     def failed(
@@ -262,6 +268,13 @@ class ConfigSummary(BaseModel):
     threshold: ThresholdCalibration | None = Field(None, description="answer threshold sweep, when read")
     modes: dict[str, int] = Field(default_factory=dict, description="questions each mode answered (router)")
     bare_id_answers: int = Field(0, description="answers that were a bare entity id (Q42), never right")
+    tokens: dict[str, float] = Field(
+        default_factory=dict, description="mean LLM prompt and completion tokens per question, when read"
+    )
+    read_outcomes: dict[str, int] = Field(default_factory=dict, description="LLM reader outcomes, counted")
+    cites_answer: float | None = Field(
+        None, description="share of answered questions whose supporting evidence holds the answer"
+    )
 
 
 def ap_curve(evals: Sequence[QuestionEval], ks: Iterable[int]) -> dict[int, float]:

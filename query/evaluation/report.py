@@ -116,6 +116,10 @@ def render_markdown(summaries: list[ConfigSummary], meta: ReportMeta, plots: Seq
     if routed:
         lines += ["", "## Modes", "", "Questions each reasoning mode answered; bare-id answers.", ""]
         lines += _mode_lines(routed)
+    read = [s for s in summaries if s.config.startswith("reader=")]
+    if read:
+        lines += ["", "## Readers", "", _READERS_LEGEND, ""]
+        lines += _reader_lines(read)
     calibrated = [s for s in summaries if s.threshold is not None]
     if calibrated:
         lines += ["", "## Answer threshold", ""]
@@ -261,6 +265,41 @@ def _mode_lines(summaries: list[ConfigSummary]) -> list[str]:
     ]
     header = ["configuration", "answered by", "questions", "bare-id answers", "EM", "p50 ms"]
     return _table(header, rows, text_columns=2)
+
+
+_READERS_LEGEND = (
+    "The same retrieval (the engine as shipped) read by each reader. answered: share not 'unknown'; "
+    "precision: EM over answered; s/question: the reading alone; tokens: LLM prompt + completion per "
+    "question; cites: share of answered questions whose supporting evidence holds the answer; "
+    "outcomes: the LLM reader's (supported, normalized, retried, unknown, unsupported, candidates, error)."
+)
+
+
+def _reader_lines(summaries: list[ConfigSummary]) -> list[str]:
+    rows = []
+    for s in summaries:
+        read = s.latency_ms.get(TOTAL_STAGE, {})
+        tokens = f"{s.tokens['prompt']:.0f} + {s.tokens['completion']:.0f}" if s.tokens else _NA
+        rows.append(
+            [
+                _cell(s.config),
+                str(s.questions),
+                f"{100 * s.em:.1f}",
+                f"{100 * s.f1:.1f}",
+                f"{100 * (1 - s.refrain_rate):.1f}",
+                f"{100 * s.precision_answered:.1f}",
+                f"{read.get('p50', 0.0) / 1000:.2f}",
+                f"{read.get('mean', 0.0) / 1000:.2f}",
+                tokens,
+                _pct(s.cites_answer),
+                _cell(", ".join(f"{k} {v}" for k, v in sorted(s.read_outcomes.items()))),
+            ]
+        )
+    header = [
+        "reader", "questions", "EM", "F1", "answered", "precision", "s/question p50", "s/question mean",
+        "tokens", "cites", "outcomes",
+    ]  # fmt: skip
+    return _table(header, rows)
 
 
 def _table(header: list[str], rows: list[list[str]], text_columns: int = 1) -> list[str]:

@@ -74,7 +74,8 @@ def _route_one(evaluator: Evaluator, trace: Trace) -> tuple[QuestionEval, Questi
     started = time.perf_counter()
     staged.rows = {r.evidence_id: r for r in engine.store.get(staged.rankings["fused"])}
     engine.rerank(staged)
-    choice, reader = engine.read(staged)
+    read = engine.read(staged)
+    choice = read.choice
     read_ms = (time.perf_counter() - started) * 1000
     staged.rows = {}
     final = staged.rankings["final"]
@@ -94,8 +95,9 @@ def _route_one(evaluator: Evaluator, trace: Trace) -> tuple[QuestionEval, Questi
         confidence=choice.confidence,
         evidence=[],
         intent=staged.intent,
-        reader=reader,
+        reader=read.reader,
         index_version=engine.index_version,
+        reading=read.reading,
     )
     modes = [
         RetrieveReadMode(_TracePipeline(fallback)) if m.name == RETRIEVE_READ else m
