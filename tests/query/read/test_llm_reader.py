@@ -3,19 +3,18 @@ and (for the paths a real model takes only by chance) a scripted backend: retry,
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from query import Engine, EngineConfig
 from query.evaluation.metrics import exact_match
-from query.llm.backends import Completion, LlmError
+from query.llm.backends import LlmError
 from query.llm.bundled import FAST_MODEL
 from query.llm.chat import Llm
 from query.read.candidates import UNKNOWN, AnswerChoice
 from query.read.llm_reader import LlmReader, LlmReaderSettings, answer_logprob, messages, window
 from query.retrieve.evidence_store import EvidenceRow
 from tests.conftest import raw_entities
+from tests.query.scripted_llm import Scripted
 
 ARISTOTLE = "What was the name of Aristotle's father?"
 
@@ -87,31 +86,6 @@ def test_window_keeps_the_prefix_and_centres_on_the_question_words() -> None:
 
 
 # -- the paths a real model takes only by chance, on a scripted backend ---------------------------------
-
-
-class Scripted:
-    name = "scripted"
-    model = "scripted"
-    chat_capable = True
-
-    def __init__(self, replies: list[dict | Exception]) -> None:
-        self.replies = list(replies)
-        self.sent: list[list[dict]] = []
-
-    def chat(self, messages, *, json_schema, max_tokens) -> Completion:
-        self.sent.append([dict(m) for m in messages])
-        reply = self.replies.pop(0)
-        if isinstance(reply, Exception):
-            raise reply
-        text = json.dumps(reply)
-        # one token per character, each with log-probability -0.1
-        return Completion(text, 50, len(text), 2.0, [(i, i + 1, -0.1) for i in range(len(text))])
-
-    def complete(self, prompt, *, max_tokens, stop) -> Completion:
-        raise NotImplementedError
-
-    def close(self) -> None:
-        pass
 
 
 def _row(n: int, text: str, source: str = "text") -> EvidenceRow:
