@@ -45,7 +45,7 @@ def main() -> None:
 
     traces, _ = load_traces(args.traces)
     traces = [t for t in traces if t.staged is not None and args.config in t.rankings]
-    engine = Engine.open(args.index, EngineConfig())
+    engine = Engine.open(args.index, EngineConfig(reader="candidates"))
     scorers = {
         "first": AnswerScorer(weights=FIRST_WEIGHTS),
         "current": AnswerScorer(weights=dict(HAND_WEIGHTS)),

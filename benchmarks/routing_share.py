@@ -27,6 +27,7 @@ sys.path.insert(0, str(REPO))
 from benchmarks_common import machine  # noqa: E402
 
 from ingest.progress import progress  # noqa: E402
+from query.config import EngineConfig  # noqa: E402
 from query.engine import Engine  # noqa: E402
 from query.evaluation.loaders import load_benchmark  # noqa: E402
 from query.evaluation.metrics import exact_match  # noqa: E402
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     right: Counter = Counter()
     examples: dict[str, list[str]] = {}
     ms: list[float] = []
-    with Engine.open(args.index) as engine:
+    with Engine.open(args.index, EngineConfig(reader="candidates")) as engine:  # routes only, reads nothing
         bar = progress("routing", total=len(questions), unit="question")
         for question in questions:
             started = time.perf_counter()

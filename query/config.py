@@ -61,9 +61,9 @@ class EngineConfig(BaseModel):
     rerank: RerankSettings = Field(default_factory=RerankSettings)
     answer: AnswerSettings = Field(default_factory=AnswerSettings)
     reader: Literal["llm", "candidates"] = Field(
-        "candidates",
+        "llm",
         description="who reads the answer out of the evidence: 'llm' (the instruct model of ``llm``, seconds "
-        "a question) or 'candidates' (the feature-scored candidate reader, milliseconds)",
+        "a question; it read OTT-QA far better, README) or 'candidates' (the candidate reader, milliseconds)",
     )
     llm: LlmSettings = Field(default_factory=LlmSettings)
     llm_reader: LlmReaderSettings = Field(default_factory=LlmReaderSettings)

@@ -56,6 +56,9 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
         "--no-ablations", action="store_true", help="skip stage two, source and learned-reader ablations"
     )
     p.add_argument("--engine-config", "--eval-config", dest="engine_config", type=Path, help="engine config")
+    p.add_argument(
+        "--reader", choices=("llm", "candidates"), help="the engine's reader (default: the engine config's)"
+    )
     p.add_argument("--out", type=Path, help="results folder (default <state_dir>/eval/<benchmark>-<time>)")
     p.add_argument("--folds", type=int, default=2, help="cross-fitting folds of the learned ranker")
     p.add_argument("--no-stage2", action="store_true", help="skip the late-interaction stage (slow)")
@@ -97,7 +100,8 @@ def cmd_eval(args: argparse.Namespace, settings: HqaSettings) -> int:
 
         fold_of = folds(questions, args.tune_share, args.seed)
         questions = [q for q in questions if fold_of[q.id] == args.fold]
-    config = EngineConfig.load(args.engine_config or settings.engine_config)
+    overrides = {"reader": args.reader} if args.reader else {}
+    config = EngineConfig.load(args.engine_config or settings.engine_config, **overrides)
     sources = [part.split("+") for part in args.sources.replace(",", ";").split(";") if part]
     if args.no_ablations:
         sources = []

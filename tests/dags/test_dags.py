@@ -180,7 +180,9 @@ def test_batch_qa_dag_answers_every_question_on_the_published_index(first_run, d
     questions.write_text("\n".join([*lines, "{not json"]) + "\n")
     out = airflow_env / "answers" / "run.parquet"
 
-    run, states = _run(dag_bag, QA, {"questions": str(questions), "out": str(out), "chunk_size": 2})
+    run, states = _run(
+        dag_bag, QA, {"questions": str(questions), "out": str(out), "chunk_size": 2, "reader": "candidates"}
+    )
 
     assert str(run.state) == "success", states
     assert states["answer"] == {"success"}

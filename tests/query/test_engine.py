@@ -12,6 +12,9 @@ from query.evaluation.metrics import exact_match
 from query.read.candidates import UNKNOWN
 from tests.conftest import raw_entities
 
+FAST = EngineConfig(reader="candidates")
+"""The candidate reader: these tests are about retrieval and the modes (the LLM reader has its own)."""
+
 
 def belgium_population_by_year() -> dict[int, int]:
     """Population of Belgium per point-in-time year, read straight from the sample dump."""
@@ -27,7 +30,7 @@ def belgium_population_by_year() -> dict[int, int]:
 @pytest.fixture(scope="module")
 def engine(sample_index):
     _, result = sample_index
-    with Engine.open(result.version_dir) as engine:
+    with Engine.open(result.version_dir, FAST) as engine:
         yield engine
 
 
@@ -84,7 +87,7 @@ def test_hop_reads_the_page_a_table_cell_links_to(engine: Engine) -> None:
     assert any("Lynda La Plante" in row.text for row in final)
     seed = next(row for row in final if row.source_type == "table" and "Prime Suspect" in row.entity_ids)
     assert "Robert" in seed.text and seed.page_title == "Nonso Anozie"
-    without = EngineConfig.load(None, retrieval={"retrievers": ["kg", "bm25", "dense"]})
+    without = EngineConfig.load(None, reader="candidates", retrieval={"retrievers": ["kg", "bm25", "dense"]})
     with Engine.open(engine.reader.path, without) as plain:
         staged = plain.run(question)
     assert "hop" not in staged.retrieved
@@ -126,7 +129,7 @@ def test_result_carries_evidence_scores_intent_and_stage_timings(engine: Engine)
 
 def test_stage_two_by_config_reorders_the_stage_one_head(sample_index) -> None:
     _, result = sample_index
-    config = EngineConfig.load(None, rerank={"stage2": "late-interaction"})
+    config = EngineConfig.load(None, reader="candidates", rerank={"stage2": "late-interaction"})
     with Engine.open(result.version_dir, config) as engine:
         answer = engine.ask("What was the name of Aristotle's father?")
         staged = engine.run("What was the name of Aristotle's father?")
@@ -151,11 +154,13 @@ def test_ask_many_from_threads_matches_sequential_answers(engine: Engine) -> Non
 
 def test_stages_can_be_switched_off_by_config(sample_index) -> None:
     _, result = sample_index
-    config = EngineConfig.load(None, rerank={"stage2": None}, retrieval={"retrievers": ["bm25"]})
+    config = EngineConfig.load(
+        None, reader="candidates", rerank={"stage2": None}, retrieval={"retrievers": ["bm25"]}
+    )
     with Engine.open(result.version_dir, config) as engine:
         answer = engine.ask("Who was the interior decorator of the film Sunrise in 1927/28?")
     stages = {t.stage for t in answer.timings}
     assert "rerank2" not in stages and "retrieve_dense" not in stages and "retrieve_kg" not in stages
     assert {e.retrieved_by[0] for e in answer.evidence} == {"bm25"}
     with pytest.raises(ValueError, match="retrievers"):
-        EngineConfig.load(None, retrieval={"retrievers": ["web"]})
+        EngineConfig.load(None, reader="candidates", retrieval={"retrievers": ["web"]})

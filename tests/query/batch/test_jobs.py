@@ -178,7 +178,7 @@ def test_chunks_combine_into_one_parquet_in_input_order(
 ) -> None:
     _, result = sample_index
     parts_dir = tmp_path / "parts"
-    jobs = plan_chunks(mixed.path, result.version_dir, parts_dir, chunk_size=3)
+    jobs = plan_chunks(mixed.path, result.version_dir, parts_dir, chunk_size=3, reader="candidates")
     assert [(j.start, j.stop, j.part) for j in jobs] == [(0, 3, 0), (3, 6, 1), (6, 9, 2), (9, 10, 3)]
     assert {j.index_version_dir for j in jobs} == {result.version_dir.resolve()}
     results = [answer_chunk(j) for j in jobs]
@@ -226,7 +226,9 @@ def test_chunks_combine_into_one_parquet_in_input_order(
 
 def test_rerunning_a_chunk_gives_the_same_rows(sample_index, mixed: MixedQuestions, tmp_path: Path) -> None:
     _, result = sample_index
-    (job,) = plan_chunks(mixed.path, result.version_dir, tmp_path / "parts", chunk_size=100)
+    (job,) = plan_chunks(
+        mixed.path, result.version_dir, tmp_path / "parts", chunk_size=100, reader="candidates"
+    )
     first = answer_chunk(job)
     first_rows = rows_of(job.part_path)
     second = answer_chunk(job)
@@ -239,7 +241,7 @@ class FailingAnswerer:
     """The batch answerer (the engine), except that one question raises, as a bug in a stage would."""
 
     def __init__(self, reader: IndexReader, failing_id: str):
-        self.inner = EngineAnswerer(reader)
+        self.inner = EngineAnswerer(reader, config=EngineConfig(reader="candidates"))
         self.name, self.index_version = self.inner.name, self.inner.index_version
         self.failing_id = failing_id
 
@@ -254,7 +256,9 @@ class FailingAnswerer:
 
 def test_a_failing_question_becomes_an_error_row(sample_index, mixed: MixedQuestions, tmp_path: Path) -> None:
     _, result = sample_index
-    (job,) = plan_chunks(mixed.path, result.version_dir, tmp_path / "parts", chunk_size=100)
+    (job,) = plan_chunks(
+        mixed.path, result.version_dir, tmp_path / "parts", chunk_size=100, reader="candidates"
+    )
     answerer = FailingAnswerer(IndexReader.open(result.version_dir), failing_id="copied")
     try:
         chunk = answer_chunk(job, answerer)
@@ -270,7 +274,9 @@ def test_an_answerer_on_another_index_version_is_refused(
     sample_index, mixed: MixedQuestions, tmp_path: Path
 ) -> None:
     _, result = sample_index
-    (job,) = plan_chunks(mixed.path, result.version_dir, tmp_path / "parts", chunk_size=100)
+    (job,) = plan_chunks(
+        mixed.path, result.version_dir, tmp_path / "parts", chunk_size=100, reader="candidates"
+    )
     answerer = Bm25Answerer(IndexReader.open(result.version_dir))
     answerer.index_version = "v-some-other-build"
     with pytest.raises(ValueError, match="v-some-other-build"):
@@ -294,7 +300,7 @@ def test_answer_file_answers_the_sample_questions(sample_index, tmp_path: Path) 
     questions = tmp_path / "questions.jsonl"  # the first 45 sample questions: three parts of 15
     questions.write_text("\n".join(QUESTIONS.read_text().splitlines()[:45]) + "\n")
     out = tmp_path / "answers.parquet"
-    summary = answer_file(questions, out, result.version_dir, chunk_size=15)
+    summary = answer_file(questions, out, result.version_dir, chunk_size=15, reader="candidates")
     rows = rows_of(out)
     assert [r["question_id"] for r in rows] == [q.id for q in read_questions(questions).questions]
     assert (summary.questions, summary.answered + summary.unknown, summary.errors) == (45, 45, 0)
@@ -326,11 +332,11 @@ def test_answer_file_resumes_from_the_parts_of_an_interrupted_run(
     with monkeypatch.context() as patch:
         patch.setattr(batch, "combine_parts", interrupt)  # killed after answering, before combining
         with pytest.raises(Interrupted):
-            answer_file(mixed.path, out, result.version_dir, chunk_size=3)
+            answer_file(mixed.path, out, result.version_dir, chunk_size=3, reader="candidates")
     assert len(list(parts_dir_for(out).glob("part-*.parquet"))) == 4 and not out.exists()
 
     monkeypatch.setattr(batch, "open_answerer", interrupt)  # a recomputed part would need an answerer
-    summary = answer_file(mixed.path, out, result.version_dir, chunk_size=3)
+    summary = answer_file(mixed.path, out, result.version_dir, chunk_size=3, reader="candidates")
     assert (summary.parts, summary.parts_reused, summary.questions) == (4, 4, 10)
     assert [r["question_id"] for r in rows_of(out)] == mixed.ids
 
@@ -343,12 +349,12 @@ def test_a_part_of_an_older_answer_record_is_answered_again(
     with monkeypatch.context() as patch:
         patch.setattr(batch, "combine_parts", interrupt)
         with pytest.raises(Interrupted):
-            answer_file(mixed.path, out, result.version_dir, chunk_size=3)
+            answer_file(mixed.path, out, result.version_dir, chunk_size=3, reader="candidates")
     # part 1 as a version without the route columns wrote it; its sidecar still claims the same work
     old = parts_dir_for(out) / "part-00001.parquet"
     pq.write_table(pq.read_table(old).drop_columns(["unit", "mode", "route"]), old)
 
-    summary = answer_file(mixed.path, out, result.version_dir, chunk_size=3)
+    summary = answer_file(mixed.path, out, result.version_dir, chunk_size=3, reader="candidates")
     assert (summary.parts, summary.parts_reused, summary.questions) == (4, 3, 10)
     table = pq.read_table(out)
     assert table.schema.equals(ANSWER_RECORD_SCHEMA, check_metadata=False)
@@ -369,10 +375,10 @@ def test_parts_of_a_changed_question_file_are_not_reused(
     with monkeypatch.context() as patch:
         patch.setattr(batch, "combine_parts", interrupt)
         with pytest.raises(Interrupted):
-            answer_file(questions, out, result.version_dir, chunk_size=3)
+            answer_file(questions, out, result.version_dir, chunk_size=3, reader="candidates")
     with questions.open("a") as f:
         f.write(json.dumps({"id": "added", "question": "Who founded Belgium?"}) + "\n")
 
-    summary = answer_file(questions, out, result.version_dir, chunk_size=3)
+    summary = answer_file(questions, out, result.version_dir, chunk_size=3, reader="candidates")
     assert (summary.parts, summary.parts_reused, summary.questions) == (4, 0, 11)
     assert [r["question_id"] for r in rows_of(out)] == [*mixed.ids, "added"]

@@ -72,3 +72,23 @@ def test_build_reports_up_to_date_and_info_lists_versions(sample_index, sample_i
     assert main([*state, "info"]) == 0
     out = capsys.readouterr().out
     assert "Index versions under" in out and "evidence_kg" in out and "all-MiniLM-L6-v2" in out
+
+
+def test_ask_reads_with_the_llm_and_says_what_the_model_did(
+    sample_index, model_cache, tmp_path, capsys
+) -> None:
+    from query.cli.main import main
+
+    _, result = sample_index
+    config = tmp_path / "engine.toml"
+    config.write_text(
+        f'reader = "llm"\n[llm]\nbackend = "qwen2.5-coder-0.5b-instruct"\ncache_dir = "{model_cache}"\n'
+    )
+    ask = ["ask", "--index", str(result.version_dir), "--engine-config", str(config)]
+    assert main([*ask, "What was the name of Aristotle's father?"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Nicomachus" in out and "(llm:qwen2.5-coder-0.5b-instruct)" in out
+    assert "read by qwen2.5-coder-0.5b-instruct: supported" in out and "prompt +" in out
+    assert main([*ask, "--reader", "candidates", "What was the name of Aristotle's father?"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "(candidates)" in out and "read by" not in out

@@ -39,7 +39,7 @@ def _step(result, mode: str = "kg-lookup"):
 @pytest.fixture(scope="module")
 def engine(sample_index):
     _, result = sample_index
-    with Engine.open(result.version_dir) as engine:
+    with Engine.open(result.version_dir, EngineConfig(reader="candidates")) as engine:
         yield engine
 
 
@@ -127,6 +127,6 @@ def test_an_unlabelled_item_value_is_never_the_answer(engine: Engine):
 
 def test_retrieve_read_alone_is_a_config(sample_index):
     _, built = sample_index
-    with Engine.open(built.version_dir, EngineConfig(modes=["retrieve-read"])) as engine:
+    with Engine.open(built.version_dir, EngineConfig(modes=["retrieve-read"], reader="candidates")) as engine:
         result = engine.ask("What is the area of Belgium?")
     assert result.mode == "retrieve-read" and [s.mode for s in result.route] == ["retrieve-read"]
