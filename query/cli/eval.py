@@ -169,7 +169,8 @@ def cmd_eval(args: argparse.Namespace, settings: HqaSettings) -> int:
         if not args.no_ablations:
             summaries += evaluator.summaries(main, [base], learned_reader=True)
         # end to end as shipped: the retrieve-read mode alone, and the router over every configured mode
-        summaries += route_summaries(route_evals(evaluator, main), main)
+        reader = engine.llm_reader.name if engine.llm_reader is not None else "candidates"
+        summaries += route_summaries(route_evals(evaluator, main), main, reader)
         if args.readers:
             summaries += _reader_axis(evaluator, main, questions, args, out)
         out.mkdir(parents=True, exist_ok=True)
@@ -231,8 +232,11 @@ def _reader_axis(evaluator, traces, questions, args: argparse.Namespace, out: Pa
     with console.status(f"loading readers {', '.join(names)}"):
         readers = open_readers(evaluator, names)
     settings = evaluator.engine.config.llm_reader.model_dump_json()
+    shipped = evaluator.engine.config.llm.backend
     describe = {
-        n: "the candidate reader (no model)" if n == "candidates" else f"LLM reader {n}, {settings}"
+        n: "the candidate reader (no model)"
+        if n == "candidates"
+        else f"LLM reader {n}{' (the configured model)' if n == shipped else ''}, {settings}"
         for n in names
     }
     evals = reader_evals(evaluator, traces, readers, out / "readers")

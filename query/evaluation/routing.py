@@ -139,18 +139,22 @@ def _with_answer(base: QuestionEval, trace: Trace, answer: str, answered: bool, 
     )
 
 
-def route_summaries(evals: dict[str, list[QuestionEval]], traces: list[Trace]) -> list[ConfigSummary]:
-    """The two rows over every question, then one pair per question type when the benchmark has types."""
+def route_summaries(
+    evals: dict[str, list[QuestionEval]], traces: list[Trace], reader: str = "candidates"
+) -> list[ConfigSummary]:
+    """The two rows over every question, then one pair per question type when the benchmark has types.
+    ``reader``: who read the answers (the engine config's reader), named in every row's description."""
     kinds = {t.question.id: t.question.meta.get(TYPE_KEY) for t in traces}
+    described = {config: f"{text}; answers read by {reader}" for config, text in DESCRIPTIONS.items()}
     out = []
     for config, rows in evals.items():
-        out.append(_summary(config, DESCRIPTIONS[config], rows))
+        out.append(_summary(config, described[config], rows))
     for kind in sorted({k for k in kinds.values() if k}):
         for config, rows in evals.items():
             subset = [e.model_copy(update={"config": f"{config}/{TYPE_KEY}={kind}"}) for e in rows]
             subset = [e for e in subset if kinds.get(e.question_id) == kind]
             out.append(
-                _summary(f"{config}/{TYPE_KEY}={kind}", f"{DESCRIPTIONS[config]}; {kind} questions", subset)
+                _summary(f"{config}/{TYPE_KEY}={kind}", f"{described[config]}; {kind} questions", subset)
             )
     return out
 

@@ -27,7 +27,7 @@ from query.read.candidates import UNKNOWN, AnswerChoice
 from query.read.support import Support, find_support, trim_answer
 from query.retrieve.evidence_store import EvidenceRow
 from query.text import content_words, fold
-from schemas.query import LlmReading
+from schemas.query import LlmReading, ReadOutcome
 
 SOURCE_NAMES = {"kg": "fact", "text": "passage", "table": "table row", "infobox": "infobox"}
 
@@ -191,14 +191,14 @@ class LlmReader:
                 calls += reply.calls
                 said: ReaderReply = reply.value
                 if said.unknown or not trim_answer(said.answer):
-                    return self._unknown(rows, fallback, said, reply, calls)
+                    return self._unknown(rows, fallback, said, calls)
                 support = find_support(said.answer, texts, [n - 1 for n in said.evidence], split)
                 last = attempt == attempts - 1
                 echo = support is not None and _echoes(question, support.text)
                 if support is not None and (not echo or last):
                     return self._answer(rows, fallback, said, reply, calls, support, retried=attempt > 0)
                 if last:
-                    return self._unsupported(rows, fallback, said, reply, calls)
+                    return self._unsupported(rows, fallback, said, calls)
                 feedback = ECHO_PROMPT if echo else RETRY_PROMPT
                 history += [
                     {"role": "assistant", "content": reply.completion.text},
@@ -210,7 +210,15 @@ class LlmReader:
 
     # -- outcomes ------------------------------------------------------------------------------------
 
-    def _reading(self, rows, outcome, calls, reply=None, raw=None, error=None, logprob=None) -> LlmReading:
+    def _reading(
+        self,
+        rows: list[EvidenceRow],
+        outcome: ReadOutcome,
+        calls: list[LlmCall],
+        raw: ReaderReply | None = None,
+        error: str | None = None,
+        logprob: float | None = None,
+    ) -> LlmReading:
         return LlmReading(
             model=self.llm.name,
             outcome=outcome,
@@ -225,13 +233,22 @@ class LlmReader:
             error=error,
         )
 
-    def _answer(self, rows, fallback, raw, reply, calls, support: Support, retried: bool) -> LlmRead:
+    def _answer(
+        self,
+        rows: list[EvidenceRow],
+        fallback: AnswerChoice,
+        raw: ReaderReply,
+        reply: Reply,
+        calls: list[LlmCall],
+        support: Support,
+        retried: bool,
+    ) -> LlmRead:
         logprob = answer_logprob(reply)
         confidence = SUPPORT_WEIGHT[support.kind] * (RETRY_WEIGHT if retried else 1.0)
         if logprob is not None:
             confidence *= math.exp(logprob)
         outcome = "retried" if retried else ("supported" if support.kind == "span" else "normalized")
-        reading = self._reading(rows, outcome, calls, reply, raw, logprob=logprob)
+        reading = self._reading(rows, outcome, calls, raw, logprob=logprob)
         reading.unit = support.unit
         if confidence < self.settings.min_confidence:
             reading.outcome = "below-threshold"
@@ -242,10 +259,14 @@ class LlmReader:
         )
         return LlmRead(choice, reading)
 
-    def _unknown(self, rows, fallback, raw, reply, calls) -> LlmRead:
-        return LlmRead(_unknown_choice(fallback), self._reading(rows, "unknown", calls, reply, raw))
+    def _unknown(
+        self, rows: list[EvidenceRow], fallback: AnswerChoice, raw: ReaderReply, calls: list[LlmCall]
+    ) -> LlmRead:
+        return LlmRead(_unknown_choice(fallback), self._reading(rows, "unknown", calls, raw))
 
-    def _unsupported(self, rows, fallback, raw, reply, calls) -> LlmRead:
+    def _unsupported(
+        self, rows: list[EvidenceRow], fallback: AnswerChoice, raw: ReaderReply, calls: list[LlmCall]
+    ) -> LlmRead:
         if self.settings.fallback_to_candidates and not fallback.unknown:
             choice = AnswerChoice(
                 fallback.answer,
@@ -255,10 +276,12 @@ class LlmReader:
                 fallback.candidates,
                 fallback.supporting,
             )
-            return LlmRead(choice, self._reading(rows, "candidates", calls, reply, raw))
-        return LlmRead(_unknown_choice(fallback), self._reading(rows, "unsupported", calls, reply, raw))
+            return LlmRead(choice, self._reading(rows, "candidates", calls, raw))
+        return LlmRead(_unknown_choice(fallback), self._reading(rows, "unsupported", calls, raw))
 
-    def _failed(self, rows, fallback, calls, exc: LlmError) -> LlmRead:
+    def _failed(
+        self, rows: list[EvidenceRow], fallback: AnswerChoice, calls: list[LlmCall], exc: LlmError
+    ) -> LlmRead:
         """The model could not be asked (server down, output broken twice): the candidate reader answers."""
         reading = self._reading(rows, "error", calls, error=str(exc)[:300])
         return LlmRead(fallback, reading)
