@@ -7,9 +7,15 @@ index holds; the retrieve → re-rank → read pipeline defined here answers eve
 fused twice: BM25, dense and the KG walk first, then once more with the hop list that follows the links
 of the first fusion's head.
 
+The answer is read from the final evidence by the LLM reader (``reader = "llm"``, the default: an
+instruct model answers from numbered rows, checked against them) or by the candidate reader
+(``"candidates"``, the fast path, and the LLM reader's fallback).
+
 ``Engine.open(index_dir)`` opens one index version and keeps it for its life; ``ask`` answers one
 question, ``ask_many`` several on a thread pool (every stage reads shared, read-only state; the
-model-backed stages lock around their model). ``run`` returns every intermediate ranking, which the
+model-backed stages lock around their model). llama.cpp's Python API evaluates one sequence per model,
+so with the LLM reader ``ask_many`` overlaps one question's retrieval with another's reading rather
+than batching readings. ``run`` returns every intermediate ranking, which the
 evaluation harness uses to measure each stage from one pass.
 """
 
