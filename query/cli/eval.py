@@ -53,7 +53,9 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
         "--fold", choices=("tune", "report"), help="evaluate one fold of the (sampled) questions only"
     )
     p.add_argument(
-        "--no-ablations", action="store_true", help="skip stage two, source and learned-reader ablations"
+        "--no-ablations",
+        action="store_true",
+        help="skip stage two, the source and learned-reader ablations and the fitted weights' files",
     )
     p.add_argument("--engine-config", "--eval-config", dest="engine_config", type=Path, help="engine config")
     p.add_argument(
@@ -122,7 +124,7 @@ def cmd_eval(args: argparse.Namespace, settings: HqaSettings) -> int:
             main, by_source = run_ablation_passes(evaluator, questions, index_dir, args.source_limit)
             if args.traces is not None:
                 save_traces(args.traces, main, by_source)
-        examples = evaluator.fit_answer_folds(main, ANSWER_TRAINING)
+        examples = [] if args.no_ablations else evaluator.fit_answer_folds(main, ANSWER_TRAINING)
         summaries = evaluator.summaries(main, STAGE_ORDER[:-1])
         by_name = {s.config: s for s in summaries}
         base = max(
@@ -175,10 +177,11 @@ def cmd_eval(args: argparse.Namespace, settings: HqaSettings) -> int:
             summaries += _reader_axis(evaluator, main, questions, args, out)
         out.mkdir(parents=True, exist_ok=True)
         everyone = f"all {len(main)} {args.benchmark} questions"
-        fit_ranker(main, everyone, config.rerank.stage1_keep).save(out / "ranker.json")
-        fit_answer_scorer(examples, f"{ANSWER_TRAINING} candidates of {everyone}").save(
-            out / "answer_scorer.json"
-        )
+        if not args.no_ablations:  # the learned weights belong to the ablations
+            fit_ranker(main, everyone, config.rerank.stage1_keep).save(out / "ranker.json")
+            fit_answer_scorer(examples, f"{ANSWER_TRAINING} candidates of {everyone}").save(
+                out / "answer_scorer.json"
+            )
         meta = ReportMeta(
             title=f"hqa evaluation on {args.benchmark} ({len(questions)} questions)",
             command=_command_line(args.argv),
