@@ -21,7 +21,9 @@ def add_reader_options(p: argparse.ArgumentParser) -> None:
         help="'llm': the instruct model reads the evidence (seconds a question); "
         "'candidates': the candidate reader (milliseconds); default from the engine config",
     )
-    p.add_argument("--llm", metavar="BACKEND", help=f"LLM backend: {', '.join(BACKEND_NAMES)}")
+    p.add_argument(
+        "--llm", choices=BACKEND_NAMES, metavar="BACKEND", help=f"LLM backend: {', '.join(BACKEND_NAMES)}"
+    )
 
 
 def add_ask(sub: argparse._SubParsersAction) -> None:
