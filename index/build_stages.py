@@ -225,6 +225,7 @@ def embedder_settings(settings: HqaSettings) -> EmbedderSettings:
     return EmbedderSettings(
         model=settings.index.embedding_model,
         batch_size=settings.index.embedding_batch_size,
+        workers=settings.index.embedding_workers,
         max_seq_length=settings.index.max_seq_length,
     )
 

@@ -26,7 +26,8 @@ class IndexSettings(BaseModel):
     embedding_model: str = Field(
         "all-MiniLM-L6-v2", description="sentence embedder (index.embedder.MODELS); wordllama-l2-256 is fast"
     )
-    embedding_batch_size: int = Field(64, ge=1)
+    embedding_batch_size: int = Field(8, ge=1, description="texts per encoder batch (8: fastest on 2 cores)")
+    embedding_workers: int = Field(2, ge=1, description="encoder copies in parallel, one torch thread each")
     max_seq_length: int | None = Field(None, description="encoder token cap; None = the model's own (256)")
     ann_min_rows: int = Field(50_000, ge=1, description="build an ANN index from this many vectors on")
     ann_nprobes: int = Field(20, ge=1)

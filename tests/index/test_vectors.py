@@ -117,6 +117,24 @@ def test_encode_is_normalized_and_in_input_order(embedder: Embedder) -> None:
     assert embedder.encode([]).shape == (0, 384)
 
 
+def test_parallel_workers_give_the_same_vectors_and_restore_torch_threads(
+    evidence: pa.Table, embedder: Embedder
+) -> None:
+    import torch
+
+    texts = evidence.column("text").to_pylist()[:150]  # passages and table rows, many lengths
+    threads_before = torch.get_num_threads()
+    parallel = Embedder(EmbedderSettings(max_seq_length=128, batch_size=8, workers=2))
+    done: list[int] = []
+    vectors = parallel.encode(texts, on_progress=done.append)
+    assert sum(done) == len(texts) and len(done) == -(-len(texts) // 8)  # every batch reported once
+    assert torch.get_num_threads() == threads_before
+    serial = Embedder(EmbedderSettings(max_seq_length=128, batch_size=64))
+    np.testing.assert_allclose(vectors, serial.encode(texts, on_progress=lambda _n: None), atol=1e-4)
+    # a short encode (a question) stays on the shared copy, whatever the worker count
+    np.testing.assert_allclose(parallel.encode(texts[:1]), embedder.encode(texts[:1]), atol=1e-5)
+
+
 def test_embedder_settings_name_model_and_cap(embedder: Embedder) -> None:
     assert embedder.dimension == 384 and embedder.max_seq_length == 128
     assert embedder.model_name == "all-MiniLM-L6-v2@0.1.0"
