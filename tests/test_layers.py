@@ -22,6 +22,7 @@ ROOMS = (
     ("retrieve",),
     ("rerank",),
     ("read",),
+    ("tabulate", "sql"),
     ("modes",),
     ("config", "engine"),
     ("batch", "evaluation"),

@@ -1,0 +1,1 @@
+"""SQL over tables built for one question: checked before it runs, run on DuckDB over Arrow."""
