@@ -46,7 +46,10 @@ def test_a_select_runs_over_the_registered_arrow_table() -> None:
         ("SELECT getenv('HOME')", "getenv"),
         ("SELECT current_setting('threads')", "current_setting"),
         ("SELECT sum(population) OVER (ORDER BY read_blob('x')) FROM cities", "read_blob"),
-        ("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r", "recursive"),
+        (
+            "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r",
+            "recursive",
+        ),
         ("SELECT * FRM cities", "not one SELECT"),
     ],
 )
