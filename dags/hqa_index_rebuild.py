@@ -84,11 +84,12 @@ def hqa_index_rebuild():
     bm25 = stage.override(task_id="bm25")(planned, "bm25")
     vectors = stage.override(task_id="vectors")(planned, "vectors")
     statements = stage.override(task_id="statements")(planned, "statements")
-    evidence_stage >> [entities, bm25, vectors, statements]
+    tables = stage.override(task_id="tables")(planned, "tables")
+    evidence_stage >> [entities, bm25, vectors, statements, tables]
     entities >> graph
     checks = validate(planned)
-    [graph, bm25, vectors, statements] >> checks
-    manifest = publish(planned, [evidence_stage, entities, bm25, vectors, graph, statements], checks)
+    [graph, bm25, vectors, statements, tables] >> checks
+    manifest = publish(planned, [evidence_stage, entities, bm25, vectors, graph, statements, tables], checks)
     report(outcomes, planned, manifest)
 
 

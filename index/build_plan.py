@@ -28,7 +28,15 @@ from schemas.build import Manifest
 from schemas.settings import HqaSettings
 
 # Bump a stage's number when its code changes what it writes: old outputs are then not reused.
-STAGE_FORMATS = {"evidence": 1, "entities": 1, "bm25": 1, "vectors": 1, "graph": 2, "statements": 1}
+STAGE_FORMATS = {
+    "evidence": 1,
+    "entities": 1,
+    "bm25": 1,
+    "vectors": 1,
+    "graph": 2,
+    "statements": 1,
+    "tables": 1,
+}
 KG_TABLES = ("entities", "statements", "properties")
 PAGE_TABLES = ("pages", "passages", "table_rows", "infobox_fields", "links")
 LEXICON_TABLES = ("entities", "properties", "pages")  # what ``Lexicon.load`` reads
@@ -108,6 +116,8 @@ def stage_fingerprints(settings: HqaSettings, ingest_dir: Path) -> tuple[dict[st
     fingerprints["statements"] = combine(
         STAGE_FORMATS["statements"], STAGE_FORMATS["evidence"], statement_files, lexicon_fp
     )
+    table_files_fp = sorted((k, v) for k, v in hashes.items() if k.split("/", 1)[0] == "table_rows")
+    fingerprints["tables"] = combine(STAGE_FORMATS["tables"], table_files_fp)
     return fingerprints, jobs
 
 

@@ -30,6 +30,7 @@ from index.evidence import VerbalizeStats, verbalize_file
 from index.graph import GraphIndex, build_graph
 from index.lexicon import Lexicon, table_files
 from index.statements import StatementStore, build_statements
+from index.tables import TableStore, build_tables
 from index.vectors import VectorIndex, VectorIndexSettings, build_vector_index, embed_evidence, pq_sub_vectors
 from index.versions import link_tree
 from schemas.build import StageReport
@@ -42,9 +43,10 @@ STAGE_OUTPUTS = {
     "vectors": [layout.VECTORS],
     "graph": [layout.GRAPH],
     "statements": [layout.STATEMENTS],
+    "tables": [layout.TABLES],
 }
 # graph reads the entities stage's table; the others read only the evidence or the ingest output
-INDEX_STAGES = ("entities", "bm25", "vectors", "graph", "statements")
+INDEX_STAGES = ("entities", "bm25", "vectors", "graph", "statements", "tables")
 
 
 class ValidationFailed(RuntimeError):
@@ -180,6 +182,8 @@ def run_stage(
         report = _graph_stage(plan, lexicon)  # type: ignore[arg-type]
     elif name == "statements":
         report = _statements_stage(plan, lexicon)  # type: ignore[arg-type]
+    elif name == "tables":
+        report = _tables_stage(plan)
     else:
         raise ValueError(f"unknown stage {name!r}; stages: {INDEX_STAGES}")
     report.fingerprint = fingerprint
@@ -313,6 +317,19 @@ def _statements_stage(plan: BuildPlan, lexicon: Lexicon) -> StageReport:
     )
 
 
+def _tables_stage(plan: BuildPlan) -> StageReport:
+    stats = build_tables(Path(plan.ingest_dir), plan.building_dir / layout.TABLE_ROWS)
+    return StageReport(
+        name="tables",
+        fingerprint="",
+        seconds=stats.seconds,
+        counts={"tables": stats.tables, "rows": stats.rows},
+        rate=stats.rows / stats.seconds if stats.seconds else None,
+        rate_unit="rows/s",
+        details={"duplicate_rows": stats.duplicate_rows, "files": stats.files},
+    )
+
+
 def validate_build(plan: BuildPlan, settings: HqaSettings) -> dict[str, str]:
     """Counts agree across the indexes and each answers one smoke query; raises when any check fails.
 
@@ -387,12 +404,35 @@ def validate_build(plan: BuildPlan, settings: HqaSettings) -> dict[str, str]:
         hits = store.lookup([first["subject"]])
         return None if hits and hits[0].statement_id == first["statement_id"] else "smoke lookup missed"
 
+    def tables() -> str | None:
+        store = TableStore(building / layout.TABLE_ROWS)
+        if store.stats is None:
+            return "the tables file carries no build stats"
+        ingested = sum(
+            pq.ParquetFile(f).metadata.num_rows for f in table_files(Path(plan.ingest_dir), ("table_rows",))
+        )
+        if store.count() != ingested - store.stats.duplicate_rows:
+            return (
+                f"{store.count()} table rows for {ingested} ingested, {store.stats.duplicate_rows} duplicates"
+            )
+        if not store.count():
+            return None
+        first_row = pq.read_table(building / layout.TABLE_ROWS, columns=["table_id"]).slice(0, 1)
+        table_id = first_row["table_id"][0].as_py()
+        rows = store.rows(table_id)
+        return (
+            None
+            if rows and rows[0].table_id == table_id and rows[0].row_index == 0
+            else "smoke lookup missed"
+        )
+
     for name, fn in (
         ("bm25", bm25),
         ("aliases", aliases),
         ("vectors", vectors),
         ("graph", graph),
         ("statements", statements),
+        ("tables", tables),
     ):
         check(name, fn)
     failures = {k: v for k, v in results.items() if v != "ok"}

@@ -11,3 +11,5 @@ GRAPH = "graph"  # Kùzu database folder
 GRAPH_DB = "graph/graph.kuzu"
 STATEMENTS = "statements"
 STATEMENT_TABLE = "statements/statements.parquet"  # typed Wikidata statements, sorted by subject
+TABLES = "tables"
+TABLE_ROWS = "tables/table_rows.parquet"  # every Wikipedia table row with its cells, by table id

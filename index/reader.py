@@ -1,4 +1,4 @@
-"""One open index version: BM25, aliases, vectors, graph and typed statements of the same version.
+"""One open index version: BM25, aliases, vectors, graph, typed statements and tables of one version.
 
 ``IndexReader.open(root)`` resolves ``current`` once; the reader then keeps that version for its
 whole life, whatever later builds publish (see ``index.versions``). The query engine holds one.
@@ -16,6 +16,7 @@ from index.aliases import AliasIndex
 from index.bm25 import Bm25Index
 from index.graph import GraphIndex
 from index.statements import StatementStore
+from index.tables import TableStore
 from index.vectors import VectorIndex
 from index.versions import VersionStore, resolve_index_dir
 from schemas.build import Manifest
@@ -60,6 +61,16 @@ class IndexReader:
     def statements(self) -> StatementStore:
         """Typed statements; a version built before the statements stage has none (FileNotFoundError)."""
         return StatementStore(self.path / layout.STATEMENT_TABLE)
+
+    @property
+    def has_tables(self) -> bool:
+        """False for a version built before the tables stage existed."""
+        return (self.path / layout.TABLE_ROWS).is_file()
+
+    @cached_property
+    def tables(self) -> TableStore:
+        """Every table row with its cells; a version built before the tables stage has none."""
+        return TableStore(self.path / layout.TABLE_ROWS)
 
     def evidence_files(self) -> list[Path]:
         return sorted((self.path / layout.EVIDENCE).glob("*.parquet"))

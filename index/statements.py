@@ -11,7 +11,6 @@ statement id, never fatal.
 
 from __future__ import annotations
 
-import bisect
 import logging
 import os
 import time
@@ -22,11 +21,11 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 from pydantic import BaseModel, Field
 
 from index.lexicon import Lexicon, table_files
+from index.sorted_parquet import SortedParquet
 from index.verbalize.kg import statement_evidence
 from index.verbalize.values import format_value
 from ingest.parquet_sink import rows_to_table
@@ -268,54 +267,22 @@ class StatementStore:
                 f"no typed statements at {self.path}: this index version was built before the "
                 "statements stage existed; rebuild the index with `hqa build`"
             )
-        fragment = next(iter(ds.dataset(self.path, format="parquet").get_fragments()))
-        fragment.ensure_complete_metadata()  # the footer is read once, not per lookup
-        self._fragment: ds.ParquetFileFragment = fragment
-        metadata = fragment.metadata
-        self._rows = metadata.num_rows
-        self._mins: list[str] = []
-        self._maxes: list[str] = []
-        self._pruned = True  # False when a row group lacks statistics: then every group is read
-        column = next(i for i in range(metadata.num_columns) if metadata.schema.column(i).path == "subject")
-        for group in range(metadata.num_row_groups):
-            stats = metadata.row_group(group).column(column).statistics
-            if stats is None or not stats.has_min_max:
-                self._pruned = False
-                break
-            self._mins.append(stats.min)
-            self._maxes.append(stats.max)
-        raw = metadata.schema.to_arrow_schema().metadata or {}
+        self._file = SortedParquet(self.path, "subject")
+        raw = self._file.metadata
         self.stats = StatementStats.model_validate_json(raw[STATS_KEY]) if STATS_KEY in raw else None
 
     def count(self) -> int:
-        return self._rows
-
-    def _row_groups(self, subjects: list[str]) -> list[int]:
-        """Row groups whose [min, max] subject holds one of ``subjects`` (the file is sorted by subject)."""
-        if not self._pruned:
-            return list(range(self._fragment.num_row_groups))
-        groups: set[int] = set()
-        for subject in subjects:
-            group = bisect.bisect_left(self._maxes, subject)
-            while group < len(self._mins) and self._mins[group] <= subject:
-                groups.add(group)
-                group += 1
-        return sorted(groups)
+        return self._file.num_rows
 
     def lookup(
         self, subjects: Sequence[str], properties: Sequence[str] | None = None
     ) -> list[TypedStatement]:
         """Statements of these subjects (of these properties only, when given), in file order:
         subject, property, then preferred before normal before deprecated."""
-        wanted = sorted(set(subjects))
-        if not wanted or (properties is not None and not properties):
+        if not subjects or (properties is not None and not properties):
             return []
-        groups = self._row_groups(wanted)
-        if not groups:
+        condition = None if properties is None else pc.field("property").isin(sorted(set(properties)))
+        table = self._file.read(list(subjects), condition)
+        if table is None:
             return []
-        condition = pc.field("subject").isin(wanted)
-        if properties is not None:
-            condition &= pc.field("property").isin(sorted(set(properties)))
-        part = self._fragment.subset(row_group_ids=groups)
-        table = part.to_table(filter=condition, use_threads=False)  # one thread keeps the file order
         return [TypedStatement.model_validate(row) for row in table.to_pylist()]

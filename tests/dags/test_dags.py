@@ -29,6 +29,7 @@ def test_every_dag_imports_cleanly(dag_bag):
     statements = rebuild.get_task("statements")
     assert statements.upstream_task_ids == {"plan", "evidence"}
     assert statements.downstream_task_ids == {"validate", "publish"}
+    assert rebuild.get_task("tables").upstream_task_ids == {"plan", "evidence"}
     qa = dag_bag.get_dag(QA)
     assert [asset.name for asset in qa.timetable.asset_condition.objects] == ["hqa_index"]
 
@@ -115,6 +116,7 @@ def test_rebuild_dag_builds_the_same_index_as_hqa_build(first_run, airflow_env, 
         "vectors": "ok",
         "graph": "ok",
         "statements": "ok",
+        "tables": "ok",
     }
     assert manifest.stages["vectors"].details["embedded"] == 0  # all from the shared cache
     events = _asset_events()

@@ -24,7 +24,7 @@ def test_manifest_counts_agree_across_indexes(sample_index, reader):
     _, result = sample_index
     m = result.manifest
     assert result.built and set(m.validation.values()) == {"ok"}
-    assert set(m.validation) == {"bm25", "aliases", "vectors", "graph", "statements"}
+    assert set(m.validation) == {"bm25", "aliases", "vectors", "graph", "statements", "tables"}
     evidence = pl.read_parquet(reader.evidence_files())["evidence_id"].n_unique()
     assert m.counts["evidence"] == evidence
     assert reader.bm25.count() == evidence
@@ -34,7 +34,7 @@ def test_manifest_counts_agree_across_indexes(sample_index, reader):
     assert {i.reader for i in m.inputs} >= {"wikidata", "wikipedia", "ottqa"}
     assert all(len(part) == 64 for i in m.inputs for part in i.sha256.split(":"))  # OTT-QA: two files
     assert m.model["name"] and m.libraries["kuzu"] == "0.11.3"
-    assert set(m.stages) == {"evidence", "entities", "bm25", "vectors", "graph", "statements"}
+    assert set(m.stages) == {"evidence", "entities", "bm25", "vectors", "graph", "statements", "tables"}
     assert m.counts["statements_statements"] == reader.statements.count()
 
 
@@ -113,6 +113,7 @@ def test_reader_keeps_its_version_during_a_rebuild(sample_index, sample_ingest):
     # stages whose inputs did not change are reused, and no evidence was embedded twice
     assert new.manifest.stages["entities"].reused_from == first.manifest.version
     assert new.manifest.stages["statements"].reused_from == first.manifest.version
+    assert new.manifest.stages["tables"].reused_from == first.manifest.version
     assert new.manifest.stages["vectors"].details["embedded"] == 0
     assert VersionStore(settings.index_dir).current() == fresh.path
 

@@ -1,0 +1,63 @@
+"""A Parquet file sorted by one string key, read by key through its row groups' min/max statistics.
+
+Opening reads only the footer; a read touches the row groups whose key range holds a wanted key, on
+one thread, so one instance serves many threads and the file's order is kept. The typed statements
+(by subject) and the tables (by table id) are both read this way.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+
+
+class SortedParquet:
+    def __init__(self, path: Path, key: str):
+        self.path = Path(path)
+        self.key = key
+        fragment = next(iter(ds.dataset(self.path, format="parquet").get_fragments()))
+        fragment.ensure_complete_metadata()  # the footer is read once, not per read
+        self._fragment: ds.ParquetFileFragment = fragment
+        metadata = fragment.metadata
+        self.num_rows: int = metadata.num_rows
+        self.metadata: dict[bytes, bytes] = metadata.schema.to_arrow_schema().metadata or {}
+        self._mins: list[str] = []
+        self._maxes: list[str] = []
+        self._pruned = True  # False when a row group lacks statistics: then every group is read
+        column = next(i for i in range(metadata.num_columns) if metadata.schema.column(i).path == key)
+        for group in range(metadata.num_row_groups):
+            stats = metadata.row_group(group).column(column).statistics
+            if stats is None or not stats.has_min_max:
+                self._pruned = False
+                break
+            self._mins.append(stats.min)
+            self._maxes.append(stats.max)
+
+    def row_groups(self, keys: Sequence[str]) -> list[int]:
+        """Row groups whose [min, max] key range holds one of ``keys``."""
+        if not self._pruned:
+            return list(range(self._fragment.num_row_groups))
+        groups: set[int] = set()
+        for key in keys:
+            group = bisect.bisect_left(self._maxes, key)
+            while group < len(self._mins) and self._mins[group] <= key:
+                groups.add(group)
+                group += 1
+        return sorted(groups)
+
+    def read(self, keys: Sequence[str], condition: pc.Expression | None = None) -> pa.Table | None:
+        """Rows whose key is one of ``keys`` (and that meet ``condition``), in file order; None if none."""
+        wanted = sorted(set(keys))
+        groups = self.row_groups(wanted) if wanted else []
+        if not groups:
+            return None
+        expression = pc.field(self.key).isin(wanted)
+        if condition is not None:
+            expression &= condition
+        part = self._fragment.subset(row_group_ids=groups)
+        return part.to_table(filter=expression, use_threads=False)  # one thread keeps the file order

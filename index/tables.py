@@ -1,0 +1,104 @@
+"""Every Wikipedia table of one index version, row by row with its cells, looked up by table id.
+
+The evidence says each table row as one sentence, which is what retrieval needs; a question that
+ranks, counts or compares over a table needs the whole table as data — every row, each cell under
+its header with its links — so the table-sql mode can type the columns and run SQL over them. This
+stage copies the ingest's table rows (``schemas.wikipedia.TableRow``) into one Parquet file of the
+version, sorted by (table id, row), in small row groups, read through ``SortedParquet``: a table's
+rows sit in one or two row groups. A version is then self-contained: the query side never reads the
+ingest folder, which a later ingest may already have changed.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from pydantic import BaseModel, Field
+
+from index.lexicon import table_files
+from index.sorted_parquet import SortedParquet
+from schemas import arrow_schema
+from schemas.wikipedia import TableRow
+
+ROW_GROUP_ROWS = 4_096
+STATS_KEY = b"hqa.table_stats"
+
+
+class TableStats(BaseModel):
+    """What the tables stage read and wrote."""
+
+    files: int = Field(description="ingest table-row files read")
+    tables: int
+    rows: int
+    duplicate_rows: int = Field(0, description="rows of tables already read from an earlier file; dropped")
+    seconds: float
+
+
+def build_tables(ingest_dir: Path, out_path: Path) -> TableStats:
+    """Write every ingest table row to one file sorted by (table id, row index), atomically."""
+    started = time.perf_counter()
+    files = table_files(Path(ingest_dir), ("table_rows",))
+    schema = arrow_schema(TableRow)
+    parts = [pq.read_table(f, schema=schema) for f in files]
+    table = pa.concat_tables(parts) if parts else schema.empty_table()
+    rows_in = table.num_rows
+    if rows_in:
+        # a page in two dumps gives the same table id twice: the first file in name order keeps the
+        # whole table (rows of two revisions are never mixed)
+        source = pa.array([i for i, part in enumerate(parts) for _ in range(part.num_rows)], pa.int32())
+        keyed = table.append_column("_file", source)
+        first = keyed.group_by("table_id", use_threads=False).aggregate([("_file", "min")])
+        owner = pc.index_in(keyed["table_id"], value_set=first["table_id"])
+        keep = pc.equal(source, pc.take(first["_file_min"], owner))
+        table = table.filter(keep)
+        table = table.take(pc.sort_indices(table, [("table_id", "ascending"), ("row_index", "ascending")]))
+    stats = TableStats(
+        files=len(files),
+        tables=pc.count_distinct(table["table_id"]).as_py() if table.num_rows else 0,
+        rows=table.num_rows,
+        duplicate_rows=rows_in - table.num_rows,
+        seconds=round(time.perf_counter() - started, 3),
+    )
+    metadata = {**(schema.metadata or {}), STATS_KEY: stats.model_dump_json().encode()}
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.tmp")
+    pq.write_table(
+        table.replace_schema_metadata(metadata),
+        tmp,
+        row_group_size=ROW_GROUP_ROWS,
+        compression="zstd",
+        sorting_columns=pq.SortingColumn.from_ordering(
+            schema, [("table_id", "ascending"), ("row_index", "ascending")]
+        ),
+    )
+    os.replace(tmp, out_path)
+    return stats
+
+
+class TableStore:
+    """The tables of one index version; ``rows(table_id)`` gives a table's rows in order."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise FileNotFoundError(
+                f"no tables at {self.path}: this index version was built before the tables stage "
+                "existed; rebuild the index with `hqa build`"
+            )
+        self._file = SortedParquet(self.path, "table_id")
+        raw = self._file.metadata
+        self.stats = TableStats.model_validate_json(raw[STATS_KEY]) if STATS_KEY in raw else None
+
+    def count(self) -> int:
+        """Table rows held (all tables)."""
+        return self._file.num_rows
+
+    def rows(self, table_id: str) -> list[TableRow]:
+        table = self._file.read([table_id])
+        return [] if table is None else [TableRow.model_validate(r) for r in table.to_pylist()]
