@@ -117,7 +117,8 @@ def stage_fingerprints(settings: HqaSettings, ingest_dir: Path) -> tuple[dict[st
         STAGE_FORMATS["statements"], STAGE_FORMATS["evidence"], statement_files, lexicon_fp
     )
     table_files_fp = sorted((k, v) for k, v in hashes.items() if k.split("/", 1)[0] == "table_rows")
-    fingerprints["tables"] = combine(STAGE_FORMATS["tables"], table_files_fp)
+    # rows carry their evidence ids: the evidence fingerprint counts too
+    fingerprints["tables"] = combine(STAGE_FORMATS["tables"], table_files_fp, fingerprints["evidence"])
     return fingerprints, jobs
 
 

@@ -318,7 +318,8 @@ def _statements_stage(plan: BuildPlan, lexicon: Lexicon) -> StageReport:
 
 
 def _tables_stage(plan: BuildPlan) -> StageReport:
-    stats = build_tables(Path(plan.ingest_dir), plan.building_dir / layout.TABLE_ROWS)
+    building = plan.building_dir
+    stats = build_tables(Path(plan.ingest_dir), building / layout.EVIDENCE, building / layout.TABLE_ROWS)
     return StageReport(
         name="tables",
         fingerprint="",
@@ -326,7 +327,11 @@ def _tables_stage(plan: BuildPlan) -> StageReport:
         counts={"tables": stats.tables, "rows": stats.rows},
         rate=stats.rows / stats.seconds if stats.seconds else None,
         rate_unit="rows/s",
-        details={"duplicate_rows": stats.duplicate_rows, "files": stats.files},
+        details={
+            "duplicate_rows": stats.duplicate_rows,
+            "files": stats.files,
+            "rows_without_evidence": stats.rows_without_evidence,
+        },
     )
 
 

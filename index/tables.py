@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from index.lexicon import table_files
 from index.sorted_parquet import SortedParquet
 from schemas import arrow_schema
-from schemas.wikipedia import TableRow
+from schemas.wikipedia import IndexedTableRow, TableRow
 
 ROW_GROUP_ROWS = 4_096
 STATS_KEY = b"hqa.table_stats"
@@ -36,15 +36,49 @@ class TableStats(BaseModel):
     tables: int
     rows: int
     duplicate_rows: int = Field(0, description="rows of tables already read from an earlier file; dropped")
+    rows_without_evidence: int = Field(0, description="rows the verbalizer skipped (no text in any cell)")
     seconds: float
 
 
-def build_tables(ingest_dir: Path, out_path: Path) -> TableStats:
-    """Write every ingest table row to one file sorted by (table id, row index), atomically."""
+def _with_evidence_ids(part: pa.Table, evidence_file: Path) -> pa.Table:
+    """``part`` (one ingest file's rows) with the id of the evidence its verbalizer wrote for each row."""
+    ids = pa.nulls(part.num_rows, pa.string())
+    if evidence_file.is_file() and part.num_rows:
+        said = pq.read_table(evidence_file, columns=["evidence_id", "provenance"])
+        provenance = said["provenance"].combine_chunks()
+        keys = [
+            f"{t}\x1f{r}"
+            for t, r in zip(
+                provenance.field("table_id").to_pylist(),
+                provenance.field("row_index").to_pylist(),
+                strict=True,
+            )
+        ]
+        wanted = [
+            f"{t}\x1f{r}"
+            for t, r in zip(part["table_id"].to_pylist(), part["row_index"].to_pylist(), strict=True)
+        ]
+        at = pc.index_in(pa.array(wanted, pa.string()), value_set=pa.array(keys, pa.string()))
+        ids = pc.take(said["evidence_id"].combine_chunks(), at)
+    return part.append_column("evidence_id", ids)
+
+
+def build_tables(ingest_dir: Path, evidence_dir: Path, out_path: Path) -> TableStats:
+    """Write every ingest table row to one file sorted by (table id, row index), atomically.
+
+    Each row carries the id of its evidence, read from the evidence stage's file for the same ingest
+    file (``table_rows.<ingest file name>``), so a row picked by SQL leads straight to its evidence.
+    """
     started = time.perf_counter()
     files = table_files(Path(ingest_dir), ("table_rows",))
-    schema = arrow_schema(TableRow)
-    parts = [pq.read_table(f, schema=schema) for f in files]
+    schema = arrow_schema(IndexedTableRow)
+    plain = arrow_schema(TableRow)
+    parts = [
+        _with_evidence_ids(pq.read_table(f, schema=plain), Path(evidence_dir) / f"table_rows.{f.name}").cast(
+            schema
+        )
+        for f in files
+    ]
     table = pa.concat_tables(parts) if parts else schema.empty_table()
     rows_in = table.num_rows
     if rows_in:
@@ -62,6 +96,7 @@ def build_tables(ingest_dir: Path, out_path: Path) -> TableStats:
         tables=pc.count_distinct(table["table_id"]).as_py() if table.num_rows else 0,
         rows=table.num_rows,
         duplicate_rows=rows_in - table.num_rows,
+        rows_without_evidence=table["evidence_id"].null_count,
         seconds=round(time.perf_counter() - started, 3),
     )
     metadata = {**(schema.metadata or {}), STATS_KEY: stats.model_dump_json().encode()}
@@ -99,6 +134,6 @@ class TableStore:
         """Table rows held (all tables)."""
         return self._file.num_rows
 
-    def rows(self, table_id: str) -> list[TableRow]:
+    def rows(self, table_id: str) -> list[IndexedTableRow]:
         table = self._file.read([table_id])
-        return [] if table is None else [TableRow.model_validate(r) for r in table.to_pylist()]
+        return [] if table is None else [IndexedTableRow.model_validate(r) for r in table.to_pylist()]

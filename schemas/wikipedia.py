@@ -72,6 +72,12 @@ class TableRow(BaseModel):
     cells: list[TableCell] = Field(description="rowspan/colspan expanded: one cell per column")
 
 
+class IndexedTableRow(TableRow):
+    """A table row as an index version keeps it: with the id of the evidence that says it."""
+
+    evidence_id: str | None = Field(description="the row's table evidence; None when it had no text")
+
+
 LinkSource = Literal["passage", "infobox", "table"]
 
 

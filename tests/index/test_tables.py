@@ -63,3 +63,25 @@ def test_file_is_sorted_by_table_and_row_and_counts_match_the_manifest(reader, s
 def test_an_unknown_table_has_no_rows(reader) -> None:
     assert reader.tables.rows("No_such_table_0") == []
     assert reader.tables.rows("") == []
+
+
+def test_each_row_names_the_evidence_that_says_it(reader) -> None:
+    import polars as pl
+
+    evidence = pl.read_parquet(reader.evidence_files()).filter(pl.col("source_type") == "table")
+    said = {
+        r["evidence_id"]: (r["provenance"]["table_id"], r["provenance"]["row_index"], r["text"])
+        for r in evidence.iter_rows(named=True)
+    }
+    rows = pq.read_table(reader.path / layout.TABLE_ROWS).to_pylist()
+    assert rows and all(r["evidence_id"] in said for r in rows)  # the sample has no empty rows
+    exact = 0
+    for r in rows:
+        table_id, row_index, text = said[r["evidence_id"]]
+        assert table_id == r["table_id"]
+        # a row's evidence says each of its cells (two rows with the same cells share one evidence id)
+        assert all(
+            " ".join(c["text"].split()) in " ".join(text.split()) for c in r["cells"] if c["text"].strip()
+        )
+        exact += row_index == r["row_index"]
+    assert exact > 0.95 * len(rows)

@@ -1,0 +1,106 @@
+"""A Wikipedia table as typed Arrow columns, ready for SQL, with every cell's text and links kept.
+
+``typed_table`` turns a table's rows (``schemas.wikipedia.TableRow``, from the index's tables stage)
+into a ``QuestionTable``: one SQL-safe column name per header, each column typed by what its cells
+hold (``query.tabulate.cells``), a ``row_index`` column so a selected row leads back to its cells,
+and the cells' own text and links for the answer, the display and the hop to a linked page.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from query.tabulate.cells import CellValue, ColumnType, column_type, read_cell
+from schemas.wikipedia import TableRow
+
+ROW_COLUMN = "row_index"
+_IDENT = re.compile(r"[^0-9a-z]+")
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str  # the SQL identifier
+    header: str  # as the table wrote it
+    type: ColumnType
+    position: int
+
+
+@dataclass
+class QuestionTable:
+    """One table as SQL sees it (``arrow``) and as a reader sees it (``rows``: cell text and links)."""
+
+    table_id: str
+    title: str
+    columns: list[Column]
+    arrow: pa.Table
+    rows: list[TableRow] = field(repr=False)
+
+    def column(self, name: str) -> Column:
+        return next(c for c in self.columns if c.name == name)
+
+    def cell_text(self, row_index: int, column: str) -> str:
+        position = self.column(column).position
+        row = self.rows[row_index]
+        return next((c.text for c in row.cells if c.column == position), "")
+
+    def cell_links(self, row_index: int, column: str) -> list[str]:
+        position = self.column(column).position
+        row = self.rows[row_index]
+        return [link.target for c in row.cells if c.column == position for link in c.links]
+
+    def schema_text(self) -> str:
+        """The columns as a prompt or a user reads them: name, type and the header they came from."""
+        return ", ".join(f"{c.name} {c.type.upper()} -- {c.header!r}" for c in self.columns)
+
+
+def identifier(header: str, taken: set[str]) -> str:
+    """A lower-case ASCII identifier for ``header``, unique in ``taken``: "Games played" → games_played."""
+    ascii_text = unicodedata.normalize("NFKD", header).encode("ascii", "ignore").decode()
+    base = _IDENT.sub("_", ascii_text.casefold()).strip("_") or "column"
+    if base[0].isdigit():
+        base = f"c_{base}"
+    if base == ROW_COLUMN:
+        base = f"{base}_"
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}_{n}", n + 1
+    taken.add(name)
+    return name
+
+
+def typed_table(rows: list[TableRow]) -> QuestionTable:
+    """The rows of one table (in row order) as a typed ``QuestionTable``; raises on no rows."""
+    if not rows:
+        raise ValueError("a table needs at least one row")
+    ordered = sorted(rows, key=lambda r: r.row_index)
+    headers: dict[int, str] = {}
+    for row in ordered:
+        for cell in row.cells:
+            headers.setdefault(cell.column, " ".join(cell.header.split()))
+    taken: set[str] = {ROW_COLUMN}
+    columns: list[Column] = []
+    data: dict[str, pa.Array] = {ROW_COLUMN: pa.array([r.row_index for r in ordered], pa.int32())}
+    for position in sorted(headers):
+        texts = [next((c.text for c in r.cells if c.column == position), "") for r in ordered]
+        values = [read_cell(t) for t in texts]
+        kind = column_type(values)
+        name = identifier(headers[position] or f"column {position + 1}", taken)
+        columns.append(Column(name=name, header=headers[position], type=kind, position=position))
+        data[name] = _array(kind, texts, values)
+    first = ordered[0]
+    title = " / ".join([first.page_title, *first.section_path, *([first.caption] if first.caption else [])])
+    return QuestionTable(
+        table_id=first.table_id, title=title, columns=columns, arrow=pa.table(data), rows=ordered
+    )
+
+
+def _array(kind: ColumnType, texts: list[str], values: list[CellValue]) -> pa.Array:
+    if kind == "number":
+        return pa.array([v.number for v in values], pa.float64())
+    if kind == "date":
+        return pa.array([v.date if v.kind == "date" else None for v in values], pa.date32())
+    return pa.array([" ".join(t.split()) or None for t in texts], pa.string())
