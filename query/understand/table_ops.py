@@ -1,0 +1,160 @@
+"""Does a question rank, pick an ordinal, count or compare over rows, and over which quantity?
+
+Rules, no model: a superlative ("the most wins", "the lowest RLIF rank", "the oldest player"), an
+ordinal with one ("the second most", "third highest"), a position in the table's own order ("the
+second-to-last driver", "the first team listed"), or a count ("how many teams ..."). The result
+names what the superlative measures (the words after it, or the quantity a word like "oldest" implies)
+and the noun that answers ("which *team*", "the *driver* with ...") so the table-sql mode can pick its
+columns by their headers. An LLM can replace this reader behind the same ``TableOp``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from query.text import STOPWORDS
+
+OpKind = Literal["superlative", "position", "count"]
+Direction = Literal["max", "min"]
+
+ORDINALS = {
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
+    "eighth": 8, "ninth": 9, "tenth": 10, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4, "5th": 5,
+    "6th": 6, "7th": 7, "8th": 8, "9th": 9, "10th": 10,
+}  # fmt: skip
+_MAX = "most highest largest biggest greatest best top maximum"
+_MIN = "least fewest lowest smallest minimum worst"
+MAX_WORDS = frozenset(_MAX.split())
+MIN_WORDS = frozenset(_MIN.split())
+_BORN = ("age", "born", "birth", "founded", "established", "formed", "opened", "built", "year")
+_WHEN = ("date", "year", "season", "released", "founded", "opened", "established", "time")
+_LENGTH = ("length", "time", "duration", "years", "distance", "km", "runtime", "tenure")
+IMPLIED: dict[str, tuple[tuple[str, ...], Direction, Direction]] = {
+    # word: (words its column's header may hold, direction over amounts, over dates and years)
+    "oldest": (_BORN, "max", "min"),
+    "youngest": (_BORN, "min", "max"),
+    "earliest": (_WHEN, "min", "min"),
+    "latest": (_WHEN, "max", "max"),
+    "newest": (_WHEN, "max", "max"),
+    "longest": (_LENGTH, "max", "max"),
+    "shortest": (_LENGTH, "min", "min"),
+    "tallest": (("height", "ft", "m", "metres", "meters", "floors"), "max", "max"),
+    "heaviest": (("weight", "kg", "lb", "mass"), "max", "max"),
+    "fastest": (("time", "speed"), "min", "min"),
+    "slowest": (("time", "speed"), "max", "max"),
+}
+_TOKEN = re.compile(r"[a-z0-9]+(?:['/][a-z0-9]+)*")
+_STOP = "in of for at on with by from during among between who whom which that than as to and or since"
+_MEASURE_STOP = frozenset(_STOP.split())
+_AUX = "is was are were did does do has have had be been being"
+_AUXILIARIES = frozenset(_AUX.split())
+_QUANTITY_NOUNS = frozenset({"number", "amount", "total", "count"})
+
+
+@dataclass(frozen=True)
+class TableOp:
+    """What a question asks of a table's rows (``kind``), which way, and over what.
+
+    ``k`` counts from the top (``from_end`` False) or the bottom; ``measure`` are the words naming the
+    ranked quantity ("top 4 finishes"); ``implied`` are header words a superlative like "oldest" points
+    to when it names no quantity; ``date_direction`` is its direction over a date or year column;
+    ``target`` the noun naming what answers ("team").
+    """
+
+    kind: OpKind
+    cue: str
+    direction: Direction | None = None
+    date_direction: Direction | None = None
+    k: int = 1
+    from_end: bool = False
+    measure: tuple[str, ...] = ()
+    implied: tuple[str, ...] = field(default=())
+    target: tuple[str, ...] = ()
+
+
+def _words(question: str) -> list[str]:
+    """Lower-case words; hyphens split ("second-to-last" → second to last)."""
+    return _TOKEN.findall(question.casefold().replace("\u2019", "'").replace("-", " "))
+
+
+def _phrase_after(words: list[str], start: int) -> tuple[str, ...]:
+    """Content words right after a cue, up to a preposition or clause word: "most top 4 finishes"."""
+    if start + 1 < len(words) and words[start] in _QUANTITY_NOUNS and words[start + 1] == "of":
+        start += 2  # "the highest number of goals": the goals
+    out: list[str] = []
+    for word in words[start : start + 5]:
+        if word in _MEASURE_STOP or word in _AUXILIARIES:
+            break
+        if word not in STOPWORDS:
+            out.append(word)
+    return tuple(out)
+
+
+def _target_before(words: list[str], cue_at: int) -> tuple[str, ...]:
+    """The answer noun: after "which"/"what" at the start, or the noun before "with the most …"."""
+    for i, word in enumerate(words[:3]):
+        if word in ("which", "what") and i + 1 < len(words) and words[i + 1] not in _AUXILIARIES:
+            noun = words[i + 1]
+            return (noun,) if noun not in STOPWORDS else ()
+    for i in range(cue_at - 1, max(cue_at - 5, -1), -1):
+        if words[i] in ("with", "had", "has", "have", "whose", "that", "who", "the", "a", "an"):
+            continue
+        if words[i] not in STOPWORDS and words[i] not in _AUXILIARIES:
+            return (words[i],)
+        break
+    return ()
+
+
+def _ordinal_position(words: list[str], i: int) -> TableOp | None:
+    """ "second to last X", "the last X", "the second X to be eliminated": a place in the table's order."""
+    word = words[i]
+    rest = words[i + 1 :]
+    if word in ORDINALS and rest[:2] in (["to", "last"], ["from", "last"]):
+        noun = _phrase_after(words, i + 3)
+        return TableOp(kind="position", cue=" ".join(words[i : i + 3]), k=ORDINALS[word], from_end=True,
+                       target=noun[-1:] or _target_before(words, i))  # fmt: skip
+    if word == "last" and i > 0 and words[i - 1] == "the":
+        noun = _phrase_after(words, i + 1)
+        if noun and noun[0] not in ("year", "time", "season", "week", "game", "day", "month"):
+            return TableOp(kind="position", cue="the last", k=1, from_end=True, target=noun[-1:])
+    if word in ORDINALS and word not in ("first", "1st"):
+        noun = _phrase_after(words, i + 1)
+        after = i + 1 + len(noun)
+        if noun and after < len(words) and words[after] == "to":  # "the second celebrity to be eliminated"
+            return TableOp(kind="position", cue=f"{word} … to", k=ORDINALS[word], target=noun[-1:])
+    return None
+
+
+def table_op(question: str) -> TableOp | None:
+    """The row operation ``question`` asks for, or None when it asks none of the kinds above."""
+    words = _words(question)
+    for i in range(len(words) - 1):
+        if words[i] == "how" and words[i + 1] == "many" and (counted := _phrase_after(words, i + 2)):
+            return TableOp(kind="count", cue="how many", measure=counted, target=counted[:1])
+    for i, word in enumerate(words):
+        position = _ordinal_position(words, i)
+        if position is not None:
+            return position
+        k, at = 1, i
+        if word in ORDINALS and i + 1 < len(words):
+            nxt = words[i + 1]
+            if nxt not in MAX_WORDS and nxt not in MIN_WORDS and nxt not in IMPLIED:
+                continue  # "the first game": a time, not a ranking
+            k, at = ORDINALS[word], i + 1
+        cue_word = words[at]
+        cue = " ".join(words[i : at + 1])
+        if cue_word in IMPLIED:
+            implied, amount, dated = IMPLIED[cue_word]
+            noun = _phrase_after(words, at + 1)
+            return TableOp(kind="superlative", cue=cue, direction=amount, date_direction=dated, k=k,
+                           implied=implied, target=noun[-1:] or _target_before(words, i))  # fmt: skip
+        if cue_word in MAX_WORDS or cue_word in MIN_WORDS:
+            measure = _phrase_after(words, at + 1)
+            if not measure:
+                continue  # "which is the largest?": no quantity named to rank by
+            direction: Direction = "max" if cue_word in MAX_WORDS else "min"
+            return TableOp(kind="superlative", cue=cue, direction=direction, date_direction=direction, k=k,
+                           measure=measure, target=_target_before(words, i))  # fmt: skip
+    return None
