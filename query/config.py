@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from query.llm.settings import LlmSettings
 from query.modes import MODES
 from query.modes.kg_lookup import KgLookupSettings
+from query.modes.table_sql import TableSqlSettings
 from query.read.candidates import AnswerSettings
 from query.read.llm_reader import LlmReaderSettings
 from query.rerank.models import BUNDLED_RANKER
@@ -68,6 +69,7 @@ class EngineConfig(BaseModel):
     llm: LlmSettings = Field(default_factory=LlmSettings)
     llm_reader: LlmReaderSettings = Field(default_factory=LlmReaderSettings)
     kg_lookup: KgLookupSettings = Field(default_factory=KgLookupSettings)
+    table_sql: TableSqlSettings = Field(default_factory=TableSqlSettings)
 
     @field_validator("modes")
     @classmethod

@@ -121,7 +121,14 @@ class Engine:
             self.llm_reader = self._open_llm_reader(hqa)
         statements = reader.statements if reader.has_statements else None
         context = ModeContext(
-            self, self.store, statements, properties, self.index_version, self.config.kg_lookup
+            self,
+            self.store,
+            statements,
+            properties,
+            self.index_version,
+            self.config.kg_lookup,
+            tables=reader.tables if reader.has_tables else None,
+            table_sql=self.config.table_sql,
         )
         self.router = Router(build_modes(self.config.modes, context))
         # load the question encoder and the vector matrix now: not inside the first question's timings
@@ -272,6 +279,10 @@ class Engine:
             )
             return Reading(choice, self.answerer.name, unavailable)
         return Reading(choice, self.answerer.name, None)
+
+    def hop_from(self, rows: list[EvidenceRow]) -> list[str]:
+        """Lead passages of the pages ``rows`` link to, best first (the table-sql mode's hop)."""
+        return self.hop.run(rows).ids
 
     # -- public API ---------------------------------------------------------------------------------
 

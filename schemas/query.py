@@ -7,7 +7,7 @@ extractor by an LLM one, a feature ranker by a cross-encoder) without its neighb
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -175,6 +175,41 @@ class KgFact(BaseModel):
     evidence_id: str | None = Field(None, description="the evidence row that says the same, for provenance")
 
 
+class TableColumn(BaseModel):
+    name: str = Field(description="the SQL identifier")
+    header: str = Field(description="the header as the source wrote it")
+    type: Literal["number", "date", "text"]
+
+
+class TableCellValue(BaseModel):
+    text: str = Field(description="the cell as the source wrote it")
+    links: list[str] = Field(default_factory=list, description="pages the cell links to")
+
+
+class TableRowView(BaseModel):
+    """One row of the question's table, with where it came from."""
+
+    row_index: int
+    cells: list[TableCellValue] = Field(description="one per column, in the columns' order")
+    evidence_id: str | None = Field(None, description="the evidence row that says this table row")
+
+
+class TableSql(BaseModel):
+    """The table a table-sql answer was computed over, the SQL that ran, and the rows it picked."""
+
+    source: str = Field(description="where the rows came from: 'wikipedia table <table id>' or the set query")
+    title: str
+    columns: list[TableColumn]
+    rows: list[TableRowView] = Field(description="the table's rows (up to a display cap)")
+    total_rows: int
+    operation: str = Field(description="what the question asked: 'superlative: most top 4 finishes'")
+    sql: str
+    params: list[Any] = Field(default_factory=list)
+    selected: list[int] = Field(default_factory=list, description="row_index of the rows the SQL returned")
+    value: str | None = Field(None, description="the ranked value or the count the SQL returned")
+    note: str | None = Field(None, description="a tie, a cap or another reason to trust the answer less")
+
+
 class QueryResult(BaseModel):
     """The answer, how sure the engine is, what supports it, and how it got there."""
 
@@ -198,6 +233,7 @@ class QueryResult(BaseModel):
     route: list[RouteStep] = Field(default_factory=list, description="every mode in the router's order")
     facts: list[KgFact] = Field(default_factory=list, description="statements a KG lookup answered from")
     reading: LlmReading | None = Field(None, description="the LLM reader's account, when it read")
+    table: TableSql | None = Field(None, description="the table and SQL, when the table-sql mode answered")
 
     def timing(self, stage: str) -> float | None:
         return next((t.ms for t in self.timings if t.stage == stage), None)

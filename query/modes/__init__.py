@@ -1,6 +1,8 @@
 """Reasoning modes and the router that picks one per question (``EngineConfig.modes``).
 
 - ``kg-lookup``: entity and property → a typed statement (``query.modes.kg_lookup``);
+- ``table-sql``: a superlative or a position over the rows of one retrieved table, by SQL
+  (``query.modes.table_sql``);
 - ``retrieve-read``: retrieve → re-rank → read, the fallback that always answers.
 
 A mode is registered here by name with a factory over ``ModeContext`` (what the engine opened), so an
@@ -13,10 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from index.statements import StatementStore
+from index.tables import TableStore
 from query.modes.base import Declined, Mode, Understanding
 from query.modes.kg_lookup import KgLookupMode, KgLookupSettings
 from query.modes.retrieve_read import RetrieveReadMode, RetrieveReadPipeline
 from query.modes.router import NoModeAnswered, Router
+from query.modes.table_sql import TableSqlMode, TableSqlSettings
 from query.retrieve.evidence_store import EvidenceStore
 from query.understand.properties import PropertyLabels
 
@@ -28,6 +32,7 @@ __all__ = [
     "ModeContext",
     "NoModeAnswered",
     "Router",
+    "TableSqlSettings",
     "Understanding",
     "build_modes",
 ]
@@ -37,16 +42,19 @@ __all__ = [
 class ModeContext:
     """What the engine opened that modes may use; built once per engine."""
 
-    pipeline: RetrieveReadPipeline
+    pipeline: RetrieveReadPipeline  # the engine: also a TableSqlPipeline
     evidence: EvidenceStore
     statements: StatementStore | None
     properties: PropertyLabels
     index_version: str
     kg_lookup: KgLookupSettings
+    tables: TableStore | None = None
+    table_sql: TableSqlSettings | None = None
 
 
 MODES: dict[str, Callable[[ModeContext], Mode]] = {
     "kg-lookup": lambda c: KgLookupMode(c.statements, c.evidence, c.properties, c.index_version, c.kg_lookup),
+    "table-sql": lambda c: TableSqlMode(c.pipeline, c.evidence, c.tables, c.table_sql),  # type: ignore[arg-type]
     "retrieve-read": lambda c: RetrieveReadMode(c.pipeline),
 }
 

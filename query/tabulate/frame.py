@@ -42,15 +42,17 @@ class QuestionTable:
     def column(self, name: str) -> Column:
         return next(c for c in self.columns if c.name == name)
 
+    def row(self, row_index: int) -> TableRow:
+        """The row whose ``row_index`` is this (the SQL's ``row_index`` column), not the n-th row."""
+        return next(r for r in self.rows if r.row_index == row_index)
+
     def cell_text(self, row_index: int, column: str) -> str:
         position = self.column(column).position
-        row = self.rows[row_index]
-        return next((c.text for c in row.cells if c.column == position), "")
+        return next((c.text for c in self.row(row_index).cells if c.column == position), "")
 
     def cell_links(self, row_index: int, column: str) -> list[str]:
         position = self.column(column).position
-        row = self.rows[row_index]
-        return [link.target for c in row.cells if c.column == position for link in c.links]
+        return [link.target for c in self.row(row_index).cells if c.column == position for link in c.links]
 
     def schema_text(self) -> str:
         """The columns as a prompt or a user reads them: name, type and the header they came from."""

@@ -1,0 +1,240 @@
+"""The table-sql mode: a question that ranks or picks a place over the rows of one retrieved table.
+
+"Which team had the most top 4 finishes?", "the nation with the lowest RLIF rank", "the second-to-last
+driver": the answer is one row of a table, chosen by arithmetic the reader cannot do. The mode runs
+the engine's retrieval, takes the table whose rows rank best among the final evidence, loads all of
+its rows from the index (``index.tables``), types its columns (``query.tabulate``), picks the measure
+column by its header, and runs a template SELECT on DuckDB (``query.sql``). Then:
+
+- a "which/what <noun>" question whose noun heads a column is answered by that cell of the row;
+- any other question is read from the chosen row first, with the lead passages of the pages its
+  cells link to after it (the hop), then the rest of the evidence: the reader finds "the nickname of
+  the team with the most wins" on the team's page.
+
+It declines — and says why — when the question has no such cue, no table is among the evidence, no
+header names the measured quantity, the table is too large, or no row has a value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from pydantic import BaseModel, Field
+
+from index.tables import TableStore
+from query.modes.base import Declined, Understanding
+from query.retrieve.evidence_store import EvidenceRow, EvidenceStore
+from query.sql.guard import SqlFailed, SqlRejected, run_select
+from query.sql.templates import TABLE, SqlQuery, position, superlative
+from query.tabulate.columns import answer_column, header_words, measure_column
+from query.tabulate.frame import QuestionTable, typed_table
+from query.understand.table_ops import TableOp, table_op
+from schemas.query import QueryResult, TableCellValue, TableColumn, TableRowView, TableSql
+
+NAME = "table-sql"
+
+
+class TableSqlSettings(BaseModel):
+    """Bounds of the table-sql mode (``[table_sql]`` in an engine config)."""
+
+    estimate: float = Field(0.6, ge=0, le=1, description="router order when the question has a row cue")
+    table_from_top: int = Field(10, ge=1, description="final evidence rows searched for the table")
+    max_rows: int = Field(2000, ge=2, description="a table larger than this is not loaded")
+    display_rows: int = Field(50, ge=1, description="rows of the table kept in the result")
+    hop_passages: int = Field(3, ge=0, description="lead passages of the chosen row's links read after it")
+
+
+class TableSqlPipeline(Protocol):
+    """What the mode needs of the engine (the modes room does not import it)."""
+
+    def run(self, question: str, understanding: Understanding | None = None) -> Any: ...
+
+    def read(self, staged: Any, reader: Any = None) -> Any: ...
+
+    def result(self, staged: Any, read: Any) -> QueryResult: ...
+
+    def hop_from(self, rows: list[EvidenceRow]) -> list[str]: ...
+
+
+def pick_table(rows: Sequence[EvidenceRow]) -> str | None:
+    """The table whose rows rank best among ``rows`` (each row's vote is 1 / its rank)."""
+    votes: dict[str, float] = {}
+    for rank, row in enumerate(rows, start=1):
+        table_id = row.raw_provenance.get("table_id") if row.source_type == "table" else None
+        if table_id:
+            votes[table_id] = votes.get(table_id, 0.0) + 1.0 / rank
+    return max(votes, key=lambda t: votes[t]) if votes else None
+
+
+def _direct_column(question: str, table: QuestionTable, op: TableOp, exclude: str | None) -> str | None:
+    """The column a "which/what <noun> …" question asks for by name, if its noun heads one."""
+    words = question.casefold().split()
+    if len(words) < 2 or words[0] not in ("which", "what") or not op.target or words[1] != op.target[0]:
+        return None
+    column = answer_column(table, op, exclude)
+    if column is None or not ({op.target[0], op.target[0].rstrip("s")} & header_words(column.header)):
+        return None
+    return column.name
+
+
+class TableSqlMode:
+    name = NAME
+
+    def __init__(
+        self,
+        pipeline: TableSqlPipeline,
+        store: EvidenceStore,
+        tables: TableStore | None,
+        settings: TableSqlSettings | None = None,
+    ):
+        self.pipeline, self.store, self.tables = pipeline, store, tables
+        self.settings = settings or TableSqlSettings()
+
+    def estimate(self, understanding: Understanding) -> tuple[float, str]:
+        if self.tables is None:
+            return 0.0, "the index has no tables (built before the tables stage): rebuild it"
+        op = table_op(understanding.question)
+        if op is None:
+            return 0.0, "no superlative, ordinal or position over rows in the question"
+        if op.kind == "count":
+            return 0.0, "a count needs a row condition the rules cannot read from the question"
+        return self.settings.estimate, f"the question asks for a row by '{op.cue}'"
+
+    def run(self, understanding: Understanding) -> QueryResult | Declined:
+        op = table_op(understanding.question)
+        if op is None or op.kind == "count" or self.tables is None:
+            return Declined(NAME, "no row operation this mode can run")
+        staged = self.pipeline.run(understanding.question, understanding)
+        final = [staged.rows[e] for e in staged.rankings["final"][: self.settings.table_from_top]]
+        table_id = pick_table(final)
+        if table_id is None:
+            return Declined(NAME, f"no table among the top {self.settings.table_from_top} evidence rows")
+        rows = self.tables.rows(table_id)
+        if len(rows) < 2:
+            return Declined(NAME, f"table {table_id} has {len(rows)} row(s): nothing to rank")
+        if len(rows) > self.settings.max_rows:
+            return Declined(
+                NAME, f"table {table_id} has {len(rows)} rows, over the cap of {self.settings.max_rows}"
+            )
+        table = typed_table(rows)
+        measure = None
+        if op.kind == "superlative":
+            measure = measure_column(table, op)
+            if measure is None:
+                wanted = " ".join(op.measure) or "/".join(op.implied)
+                return Declined(NAME, f"no numeric or date column of {table_id} is headed by '{wanted}'")
+            query = superlative(measure.column.name, measure.direction, op.k)
+        else:
+            query = position(op.k, op.from_end)
+        try:
+            out = run_select(query.sql, {TABLE: table.arrow}, query.params)
+        except (SqlRejected, SqlFailed) as exc:
+            return Declined(NAME, f"the SQL over {table_id} failed: {exc}")
+        if not out.rows:
+            return Declined(NAME, f"no row of {table_id} has a value to rank by")
+        selected = [int(r[0]) for r in out.rows]
+        chosen = table.row(selected[0])
+        note = f"{len(selected)} rows tie at this place; the first is read" if len(selected) > 1 else None
+        value = str(out.rows[0][1]) if len(out.rows[0]) > 1 else None
+        exclude = measure.column.name if measure else None
+        trace = self._trace(table, op, query, out.sql, selected, value, note, measure)
+        direct = _direct_column(understanding.question, table, op, exclude)
+        if direct is not None and table.cell_text(chosen.row_index, direct).strip():
+            return self._direct_answer(staged, table, chosen, direct, trace, note)
+        return self._read_from_row(staged, chosen, trace, note)
+
+    # -- the two ways to answer ---------------------------------------------------------------------
+
+    def _focus(self, staged: Any, chosen_evidence: str | None) -> list[str]:
+        """The chosen row's evidence, the lead passages its cells link to, then the rest of the final."""
+        head: list[str] = []
+        if chosen_evidence is not None:
+            row = next(iter(self.store.get([chosen_evidence])), None)
+            if row is not None:
+                staged.rows[row.evidence_id] = row
+                head.append(row.evidence_id)
+                hops = self.pipeline.hop_from([row])[: self.settings.hop_passages]
+                for hop_row in self.store.get(hops):
+                    staged.rows[hop_row.evidence_id] = hop_row
+                    head.append(hop_row.evidence_id)
+        keep = len(staged.rankings["final"])
+        rest = [e for e in staged.rankings["final"] if e not in head]
+        return (head + rest)[: max(keep, len(head))]
+
+    def _direct_answer(
+        self, staged: Any, table: QuestionTable, chosen: Any, column: str, trace: TableSql, note: str | None
+    ) -> QueryResult:
+        staged.rankings["final"] = self._focus(staged, chosen.evidence_id)
+        read = self.pipeline.read(staged, "candidates")
+        result = self.pipeline.result(staged, read)
+        answer = " ".join(table.cell_text(chosen.row_index, column).split())
+        links = table.cell_links(chosen.row_index, column)
+        return result.model_copy(
+            update={
+                "answer": answer,
+                "answer_entity_id": None,
+                "unknown": False,
+                "confidence": 0.45 if note else 0.9,
+                "supporting_evidence_ids": [chosen.evidence_id] if chosen.evidence_id else [],
+                "reader": NAME,
+                "reading": None,
+                "unit": None,
+                "table": trace.model_copy(
+                    update={"note": note or (f"answer links to {links[0]}" if links else None)}
+                ),
+            }
+        )
+
+    def _read_from_row(self, staged: Any, chosen: Any, trace: TableSql, note: str | None) -> QueryResult:
+        staged.rankings["final"] = self._focus(staged, chosen.evidence_id)
+        read = self.pipeline.read(staged)
+        result = self.pipeline.result(staged, read)
+        confidence = result.confidence * (0.5 if note else 1.0)
+        return result.model_copy(update={"table": trace, "confidence": confidence})
+
+    def _trace(
+        self,
+        table: QuestionTable,
+        op: TableOp,
+        query: SqlQuery,
+        sql: str,
+        selected: list[int],
+        value: str | None,
+        note: str | None,
+        measure: Any,
+    ) -> TableSql:
+        shown = table.rows[: self.settings.display_rows]
+        for index in selected:  # the chosen rows are always shown, even past the display cap
+            if all(r.row_index != index for r in shown):
+                shown = [*shown, table.row(index)]
+        what = " ".join(op.measure) or (measure.column.header if measure else "")
+        return TableSql(
+            source=f"wikipedia table {table.table_id}",
+            title=table.title,
+            columns=[TableColumn(name=c.name, header=c.header, type=c.type) for c in table.columns],
+            rows=[
+                TableRowView(
+                    row_index=r.row_index,
+                    cells=[
+                        TableCellValue(
+                            text=table.cell_text(r.row_index, c.name),
+                            links=table.cell_links(r.row_index, c.name),
+                        )
+                        for c in table.columns
+                    ],
+                    evidence_id=getattr(r, "evidence_id", None),
+                )
+                for r in shown
+            ],
+            total_rows=len(table.rows),
+            operation=f"{op.kind}: {op.cue} {what}".strip(),
+            sql=sql,
+            params=list(query.params),
+            selected=selected,
+            value=value,
+            note=note,
+        )
+
+
+__all__ = ["NAME", "TableSqlMode", "TableSqlPipeline", "TableSqlSettings", "pick_table"]

@@ -1,0 +1,47 @@
+"""SQL for the common row operations, without an LLM: fixed shapes, quoted identifiers, bound values.
+
+The shape comes from the operation (``TableOp.kind``), never from the question's text; column names
+come from the table's own headers and are quoted; values are parameters. Superlatives rank with
+``dense_rank`` so that rows tied at the asked place all come back and the mode can say it is a tie
+rather than pick one silently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from query.sql.guard import quote_identifier
+
+TABLE = "question_table"
+ROW = "row_index"
+
+
+@dataclass(frozen=True)
+class SqlQuery:
+    sql: str
+    params: list[Any]
+    kind: Literal["superlative", "position", "count"]
+
+
+def superlative(measure: str, direction: Literal["max", "min"], k: int = 1) -> SqlQuery:
+    """Rows at the k-th distinct value of ``measure``, largest first for max (ties all returned)."""
+    column = quote_identifier(measure)
+    order = "DESC" if direction == "max" else "ASC"
+    sql = (
+        f"SELECT {ROW}, {column} AS value FROM {TABLE} WHERE {column} IS NOT NULL "
+        f"QUALIFY dense_rank() OVER (ORDER BY {column} {order}) = $1 ORDER BY {ROW}"
+    )
+    return SqlQuery(sql=sql, params=[k], kind="superlative")
+
+
+def position(k: int = 1, from_end: bool = False) -> SqlQuery:
+    """The k-th row in the table's own order, from the top or from the bottom."""
+    order = "DESC" if from_end else "ASC"
+    sql = f"SELECT {ROW} FROM {TABLE} ORDER BY {ROW} {order} LIMIT 1 OFFSET $1"
+    return SqlQuery(sql=sql, params=[k - 1], kind="position")
+
+
+def count_rows() -> SqlQuery:
+    """How many rows the table has (a count over one table's rows, no condition)."""
+    return SqlQuery(sql=f"SELECT count(*) AS n FROM {TABLE}", params=[], kind="count")
