@@ -29,7 +29,7 @@ from query.sql.guard import SqlFailed, SqlRejected, run_select
 from query.sql.templates import TABLE, SqlQuery, position, superlative
 from query.tabulate.columns import answer_column, header_words, measure_column
 from query.tabulate.frame import QuestionTable, typed_table
-from query.understand.table_ops import TableOp, table_op
+from query.understand.table_ops import IMPLIED, ORDINALS, TableOp, table_op
 from schemas.query import QueryResult, TableCellValue, TableColumn, TableRowView, TableSql
 
 NAME = "table-sql"
@@ -67,13 +67,55 @@ def pick_table(rows: Sequence[EvidenceRow]) -> str | None:
     return max(votes, key=lambda t: votes[t]) if votes else None
 
 
+_SKIP_HEAD = frozenset(
+    [
+        "is",
+        "was",
+        "are",
+        "were",
+        "the",
+        "a",
+        "an",
+        "to",
+        "from",
+        "last",
+        "of",
+        "most",
+        "least",
+        "highest",
+        "lowest",
+        "largest",
+        "smallest",
+    ]
+)
+
+
+def _head_noun(question: str, op: TableOp) -> str | None:
+    """The noun a question asks for: "What is the second-to-last *club*", "Which *team*"; for "who",
+    the answer noun of the operation ("who was the oldest *player*")."""
+    words = [w for w in question.casefold().replace("-", " ").replace("?", " ").split() if w]
+    if not words:
+        return None
+    if words[0] == "who":
+        return op.target[0] if op.target else None
+    if words[0] not in ("which", "what"):
+        return None
+    for word in words[1:9]:
+        if word in _SKIP_HEAD or word in ORDINALS or word in IMPLIED:
+            continue
+        return word
+    return None
+
+
 def _direct_column(question: str, table: QuestionTable, op: TableOp, exclude: str | None) -> str | None:
-    """The column a "which/what <noun> …" question asks for by name, if its noun heads one."""
-    words = question.casefold().split()
-    if len(words) < 2 or words[0] not in ("which", "what") or not op.target or words[1] != op.target[0]:
+    """The column the question asks for by name: its head noun is the operation's answer noun and
+    heads a column. "What is the nickname of the team with the most wins" is not direct (the head is
+    "nickname", the answer noun "team"): the reader finds it on the team's page."""
+    head = _head_noun(question, op)
+    if head is None or not op.target or head != op.target[0]:
         return None
     column = answer_column(table, op, exclude)
-    if column is None or not ({op.target[0], op.target[0].rstrip("s")} & header_words(column.header)):
+    if column is None or not ({head, head.rstrip("s")} & header_words(column.header)):
         return None
     return column.name
 

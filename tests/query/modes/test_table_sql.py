@@ -1,0 +1,120 @@
+"""The table-sql mode on the real sample index: superlatives and positions over retrieved tables.
+
+Every expected row is computed here from the bundled OTT-QA tables JSON (plain int() over the cell
+text), not through the mode's cell parser, column typing or SQL.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from query import Engine, EngineConfig
+from query.modes.table_sql import pick_table
+from tests.conftest import OTTQA
+
+MODES = ["kg-lookup", "table-sql", "retrieve-read"]
+
+
+@pytest.fixture(scope="module")
+def raw() -> dict[str, dict]:
+    with gzip.open(OTTQA / "tables.json.gz", "rt") as f:
+        return json.load(f)
+
+
+@pytest.fixture(scope="module")
+def engine(sample_index):
+    _, result = sample_index
+    with Engine.open(result.version_dir, EngineConfig(modes=MODES, reader="candidates")) as engine:
+        yield engine
+
+
+def _column(raw: dict, table_id: str, header: str) -> list[str]:
+    headers = [h[0] for h in raw[table_id]["header"]]
+    return [row[headers.index(header)][0] for row in raw[table_id]["data"]]
+
+
+def _extreme(raw: dict, table_id: str, key: str, answer: str, largest: bool) -> str:
+    values = [int(v.replace(",", "")) for v in _column(raw, table_id, key)]
+    best = (max if largest else min)(values)
+    return _column(raw, table_id, answer)[values.index(best)]
+
+
+def test_largest_capacity_is_the_row_with_the_largest_number(engine, raw):
+    table_id = "2012_Belarusian_Premier_League_0"
+    result = engine.ask("Which club in the 2012 Belarusian Premier League has the largest stadium capacity?")
+    assert result.mode == "table-sql", result.route
+    assert result.answer == _extreme(raw, table_id, "Capacity", "Club", largest=True)
+    table = result.table
+    assert table is not None and table.source == f"wikipedia table {table_id}"
+    assert table.total_rows == len(raw[table_id]["data"]) and len(table.rows) == table.total_rows
+    assert "dense_rank()" in table.sql and '"capacity"' in table.sql and table.params == [1]
+    capacities = [int(v.replace(",", "")) for v in _column(raw, table_id, "Capacity")]
+    assert float(table.value) == max(capacities)
+    chosen = next(r for r in table.rows if r.row_index == table.selected[0])
+    assert chosen.evidence_id in result.supporting_evidence_ids
+    assert result.evidence[0].evidence_id == chosen.evidence_id  # the chosen row is read first
+
+
+def test_earliest_founded_ranks_years_upwards(engine, raw):
+    table_id = "2012\u201313_LEB_Oro_season_0"
+    result = engine.ask("Which team in the 2012-13 LEB Oro season was founded earliest?")
+    assert result.mode == "table-sql", result.route
+    assert result.answer == _extreme(raw, table_id, "Founded", "Team", largest=False)
+    assert "ASC" in result.table.sql
+
+
+def test_second_to_last_is_a_place_in_the_tables_order(engine, raw):
+    table_id = "2012_Belarusian_Premier_League_0"
+    result = engine.ask(
+        "What is the second-to-last club in the 2012 Belarusian Premier League teams, stadiums and locations list?"
+    )
+    assert result.mode == "table-sql", result.route
+    assert result.table.selected == [len(raw[table_id]["data"]) - 2]
+    assert result.answer == _column(raw, table_id, "Club")[-2]
+
+
+def test_no_cue_or_no_matching_column_declines_with_a_reason(engine):
+    plain = engine.ask("Who was the head coach of Lobe Huesca in the 2012-13 LEB Oro season?")
+    step = next(s for s in plain.route if s.mode == "table-sql")
+    assert step.outcome == "declined" and "no superlative" in step.reason
+    unnamed = engine.ask("Which club in the 2012 Belarusian Premier League has the most fans?")
+    step = next(s for s in unnamed.route if s.mode == "table-sql")
+    assert unnamed.mode != "table-sql" and step.outcome == "declined"
+    assert "fans" in step.reason or "no table" in step.reason
+
+
+def test_pick_table_votes_by_rank():
+    class Row:
+        def __init__(self, source_type: str, table_id: str | None):
+            self.source_type, self.raw_provenance = source_type, {"table_id": table_id}
+
+    rows = [
+        Row("text", None),
+        Row("table", "A_0"),
+        Row("table", "B_0"),
+        Row("table", "B_0"),
+        Row("table", "B_0"),
+    ]
+    assert pick_table(rows) == "B_0"  # 1/3 + 1/4 + 1/5 > 1/2
+    assert pick_table(rows[:3]) == "A_0"
+    assert pick_table([Row("text", None)]) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "head"),
+    [
+        ("Which team had the most top 4 finishes?", "team"),
+        ("What is the second-to-last club in the list?", "club"),
+        ("Who was the oldest player in the squad?", "player"),
+        ("What is the nickname of the team with the most wins?", "nickname"),  # read, not the cell
+        ("When was the oldest player born?", None),
+    ],
+)
+def test_the_head_noun_decides_between_the_cell_and_a_reading(question, head):
+    from query.modes.table_sql import _head_noun
+    from query.understand.table_ops import table_op
+
+    assert _head_noun(question, table_op(question)) == head
