@@ -69,7 +69,8 @@ def test_earliest_founded_ranks_years_upwards(engine, raw):
 def test_second_to_last_is_a_place_in_the_tables_order(engine, raw):
     table_id = "2012_Belarusian_Premier_League_0"
     result = engine.ask(
-        "What is the second-to-last club in the 2012 Belarusian Premier League teams, stadiums and locations list?"
+        "What is the second-to-last club in the 2012 Belarusian Premier League teams, "
+        "stadiums and locations list?"
     )
     assert result.mode == "table-sql", result.route
     assert result.table.selected == [len(raw[table_id]["data"]) - 2]
