@@ -60,6 +60,10 @@ class AnswerRecord(BaseModel):
         None, description="the reasoning mode whose result this is (also when unknown); None = no modes"
     )
     route: list[RouteRecord] = Field(default_factory=list, description="every mode in the router's order")
+    sql: str | None = Field(None, description="the SQL the table-sql mode ran, when it answered")
+    table: str | None = Field(
+        None, description="the table-sql mode's table, SQL and chosen rows (schemas.query.TableSql as JSON)"
+    )
     index_version: str = Field(description="the index version every evidence id belongs to")
     answerer: str = Field(description="what answered: bm25, engine, …")
     error: str | None = Field(None, description="why the question could not be answered")

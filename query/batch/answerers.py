@@ -105,6 +105,8 @@ class EngineAnswerer:
             route=[
                 RouteRecord(mode=s.mode, outcome=s.outcome, reason=s.reason, ms=s.ms) for s in result.route
             ],
+            sql=result.table.sql if result.table is not None else None,
+            table=result.table.model_dump_json() if result.table is not None else None,
             index_version=self.index_version,
             answerer=self.engine.name,
         )

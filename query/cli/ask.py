@@ -9,7 +9,7 @@ from rich.table import Table
 
 from query.cli.console import console
 from query.llm.settings import BACKEND_NAMES
-from schemas.query import QueryResult, ScoredEvidence
+from schemas.query import QueryResult, ScoredEvidence, TableSql
 from schemas.settings import HqaSettings
 
 
@@ -126,6 +126,8 @@ def print_result(result: QueryResult, evidence: int) -> None:
             f"{fact.property_label or fact.property} ({fact.property}) — {fact.value}{qualifiers}  "
             f"[{fact.rank}][/]"
         )
+    if result.table is not None:
+        print_table(result.table)
     intent = result.intent
     best = [(link.mention.text, link.best) for link in result.links if link.best]
     links = ", ".join(f"{text} → {cand.entity_id} ({cand.label})" for text, cand in best)
@@ -147,6 +149,34 @@ def print_result(result: QueryResult, evidence: int) -> None:
         console.print(f"[dim]{reading_line(result)}[/]")
     stages = ", ".join(f"{t.stage} {t.ms:.0f}" for t in result.timings)
     console.print(f"[dim]ms: {stages}   (* = supports the answer)[/]")
+
+
+TABLE_ROWS_SHOWN = 12
+
+
+def print_table(trace: TableSql) -> None:
+    """The table the table-sql mode computed over (the chosen rows marked), the SQL and its result."""
+    console.print(
+        f"[dim]  table: {trace.title} ({trace.source}, {trace.total_rows} rows); {trace.operation}[/]"
+    )
+    shown = trace.rows[:TABLE_ROWS_SHOWN]
+    shown += [r for r in trace.rows[TABLE_ROWS_SHOWN:] if r.row_index in trace.selected]
+    grid = Table(show_lines=False, box=None, pad_edge=False)
+    grid.add_column("row", overflow="fold")
+    for column in trace.columns:
+        grid.add_column(f"{column.header} ({column.type})", overflow="fold")
+    for row in shown:
+        mark = "→" if row.row_index in trace.selected else ""
+        cells = [c.text if len(c.text) <= 40 else c.text[:39] + "…" for c in row.cells]
+        grid.add_row(f"{mark}{row.row_index}", *cells)
+    console.print(grid)
+    if len(trace.rows) > len(shown):
+        console.print(f"[dim]  … {trace.total_rows - len(shown)} more rows[/]")
+    params = f"  params {trace.params}" if trace.params else ""
+    console.print(f"[dim]  SQL: {trace.sql}{params}[/]")
+    value = f"; value {trace.value}" if trace.value is not None else ""
+    note = f"; {trace.note}" if trace.note else ""
+    console.print(f"[dim]  rows returned: {trace.selected}{value}{note}[/]")
 
 
 def reading_line(result: QueryResult) -> str:

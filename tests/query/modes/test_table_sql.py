@@ -119,3 +119,26 @@ def test_the_head_noun_decides_between_the_cell_and_a_reading(question, head):
     from query.understand.table_ops import table_op
 
     assert _head_noun(question, table_op(question)) == head
+
+
+def test_the_batch_record_keeps_the_table_and_the_sql(sample_index, raw):
+    import pyarrow as pa
+
+    from index.reader import IndexReader
+    from query.batch.answerers import EngineAnswerer
+    from schemas.answers import ANSWER_RECORD_SCHEMA, Question
+    from schemas.query import TableSql
+
+    _, built = sample_index
+    reader = IndexReader(built.version_dir)
+    answerer = EngineAnswerer(reader, config=EngineConfig(modes=MODES, reader="candidates"))
+    try:
+        question = "Which club in the 2012 Belarusian Premier League has the largest stadium capacity?"
+        record = answerer.answer(Question(id="q1", question=question))
+    finally:
+        answerer.close()
+    assert record.mode == "table-sql" and record.sql and "dense_rank()" in record.sql
+    trace = TableSql.model_validate_json(record.table)
+    assert trace.sql == record.sql and len(trace.rows) == len(raw["2012_Belarusian_Premier_League_0"]["data"])
+    table = pa.Table.from_pylist([record.model_dump()], schema=ANSWER_RECORD_SCHEMA)
+    assert table.column("sql")[0].as_py() == record.sql
