@@ -311,21 +311,24 @@ class Engine:
         evidence = []
         for evidence_id in staged.rankings["final"]:
             row = staged.rows[evidence_id]
-            i = staged.pool.ids.index(evidence_id)
-            signals = {k: round(float(v), 4) for k, v in zip(FEATURES, staged.features[i], strict=True)}
-            signals = {k: v for k, v in signals.items() if v}
+            signals = {}
+            if evidence_id in staged.pool.ranks:  # a mode may add rows the pool never held (a hop)
+                i = staged.pool.ids.index(evidence_id)
+                signals = {k: round(float(v), 4) for k, v in zip(FEATURES, staged.features[i], strict=True)}
+                signals = {k: v for k, v in signals.items() if v}
             ranks = {
                 name: ranking.index(evidence_id) + 1
                 for name, ranking in staged.rankings.items()
                 if name != "final" and evidence_id in ranking
             }
-            ranks.update({name: r for name, r in staged.pool.ranks[evidence_id].items()})
+            pooled = staged.pool.ranks.get(evidence_id, {})
+            ranks.update(pooled)
             evidence.append(
                 row.scored(
                     staged.final_scores.get(evidence_id, 0.0),
                     signals=signals,
                     ranks=ranks,
-                    retrieved_by=sorted(staged.pool.ranks[evidence_id]),
+                    retrieved_by=sorted(pooled) or ["table-sql"],
                 )
             )
         return QueryResult(

@@ -142,3 +142,15 @@ def test_the_batch_record_keeps_the_table_and_the_sql(sample_index, raw):
     assert trace.sql == record.sql and len(trace.rows) == len(raw["2012_Belarusian_Premier_League_0"]["data"])
     table = pa.Table.from_pylist([record.model_dump()], schema=ANSWER_RECORD_SCHEMA)
     assert table.column("sql")[0].as_py() == record.sql
+
+
+def test_a_row_the_pool_never_held_is_shown_with_where_it_came_from(engine):
+    """The mode reads its chosen row and the pages it links to first, found or not by retrieval."""
+    staged = engine.run("Which club in the 2012 Belarusian Premier League has the largest stadium capacity?")
+    unrelated = [r.evidence_id for r in engine.reader.tables.rows("Nonso_Anozie_1")]
+    outside = next(row for row in engine.store.get(unrelated) if row.evidence_id not in staged.pool.ranks)
+    staged.rows[outside.evidence_id] = outside
+    staged.rankings["final"] = [outside.evidence_id, *staged.rankings["final"]]
+    result = engine.result(staged, engine.read(staged, "candidates"))
+    assert result.evidence[0].evidence_id == outside.evidence_id
+    assert result.evidence[0].retrieved_by == ["table-sql"] and result.evidence[0].signals == {}
