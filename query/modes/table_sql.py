@@ -39,7 +39,7 @@ class TableSqlSettings(BaseModel):
     """Bounds of the table-sql mode (``[table_sql]`` in an engine config)."""
 
     estimate: float = Field(0.6, ge=0, le=1, description="router order when the question has a row cue")
-    table_from_top: int = Field(10, ge=1, description="final evidence rows searched for the table")
+    table_from_top: int = Field(30, ge=1, description="final evidence rows searched for the table")
     max_rows: int = Field(2000, ge=2, description="a table larger than this is not loaded")
     display_rows: int = Field(50, ge=1, description="rows of the table kept in the result")
     hop_passages: int = Field(3, ge=0, description="lead passages of the chosen row's links read after it")

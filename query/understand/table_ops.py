@@ -127,6 +127,19 @@ def _ordinal_position(words: list[str], i: int) -> TableOp | None:
     return None
 
 
+_NOT_RANKING = frozenset({("best", "known"), ("most", "likely"), ("most", "often"), ("top", "of")})
+_RECENT = frozenset({"recent", "recently"})
+
+
+def _in_a_name(question: str, word: str) -> bool:
+    """True when ``word`` is capitalized inside the question: part of a name ("Best Foreign Language
+    Film", "Most Valuable Player", "Top Gear"), not a superlative."""
+    return any(
+        m.start() > 0 and m.group(0)[0].isupper()
+        for m in re.finditer(rf"\b{re.escape(word)}\b", question, flags=re.IGNORECASE)
+    )
+
+
 def table_op(question: str) -> TableOp | None:
     """The row operation ``question`` asks for, or None when it asks none of the kinds above."""
     words = _words(question)
@@ -145,6 +158,11 @@ def table_op(question: str) -> TableOp | None:
             k, at = ORDINALS[word], i + 1
         cue_word = words[at]
         cue = " ".join(words[i : at + 1])
+        following = words[at + 1] if at + 1 < len(words) else ""
+        if (cue_word, following) in _NOT_RANKING or _in_a_name(question, cue_word):
+            continue
+        if cue_word == "most" and following in _RECENT:  # "most recently": the latest
+            cue_word, cue, at = "latest", f"{cue} {following}", at + 1
         if cue_word in IMPLIED:
             implied, amount, dated = IMPLIED[cue_word]
             noun = _phrase_after(words, at + 1)
