@@ -1,0 +1,183 @@
+"""The table-sql mode on OTT-QA dev's cue questions: end-to-end EM with and without the mode.
+
+    .venv/bin/python benchmarks/table_sql_ottqa.py --index DIR --questions OTTQA_DIR
+        [--fold report] [--reader candidates] [--out benchmarks/results/table_sql/ottqa]
+
+The cue subset is every dev question in which ``query.understand.table_ops.table_op`` finds a
+superlative ("most", "lowest", "oldest", "third highest", …), a position in a table's order ("second to
+last", "the last …", "the second … to …") or a count ("how many …"): the rule is the mode's own
+question reader, so the subset is exactly the questions the mode may take. It is split by a seeded
+hash of the question id into a tuning fold (``--tune-share``) and a report fold; figures are quoted
+from the report fold only.
+
+Each question is put to two routers over one engine: the engine as shipped (its configured modes,
+without table-sql) and the same modes with table-sql before retrieve-read. Both read with the same
+reader. Per-question results go to ``<out>/<fold>.jsonl`` (a run resumes); the summary to
+``<out>/<fold>.md`` with the command that made it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shlex
+import statistics
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from benchmarks_common import machine  # noqa: E402
+
+from ingest.progress import progress  # noqa: E402
+from query.config import EngineConfig  # noqa: E402
+from query.engine import Engine  # noqa: E402
+from query.evaluation.loaders import load_benchmark  # noqa: E402
+from query.evaluation.metrics import exact_match, token_f1  # noqa: E402
+from query.modes import Router  # noqa: E402
+from query.modes.table_sql import NAME as TABLE_SQL  # noqa: E402
+from query.understand.table_ops import table_op  # noqa: E402
+
+
+def fold_of(question_id: str, seed: int, tune_share: float) -> str:
+    digest = hashlib.blake2b(f"{seed}:{question_id}".encode(), digest_size=8).digest()
+    return "tune" if int.from_bytes(digest, "big") / 2**64 < tune_share else "report"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--index", type=Path, required=True)
+    parser.add_argument("--questions", type=Path, required=True, help="OTT-QA folder or dev.json")
+    parser.add_argument("--fold", choices=["tune", "report"], default="report")
+    parser.add_argument("--tune-share", type=float, default=0.3)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--reader", choices=["candidates", "llm"], default="candidates")
+    parser.add_argument("--limit", type=int, help="first N questions of the fold only")
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks/results/table_sql/ottqa")
+    args = parser.parse_args(argv)
+    questions = load_benchmark("ottqa", args.questions)
+    cued = [(q, op) for q in questions if (op := table_op(q.question)) is not None]
+    fold = [(q, op) for q, op in cued if fold_of(q.id, args.seed, args.tune_share) == args.fold]
+    fold = fold[: args.limit] if args.limit else fold
+    args.out.mkdir(parents=True, exist_ok=True)
+    results_path = args.out / f"{args.fold}.jsonl"
+    done = {}
+    if results_path.is_file():
+        for line in results_path.read_text().splitlines():
+            row = json.loads(line)
+            done[row["id"]] = row
+    config = EngineConfig.load(None, reader=args.reader)
+    shipped_modes = [m for m in config.modes if m != TABLE_SQL]
+    with_modes = [m for m in shipped_modes if m != "retrieve-read"] + [TABLE_SQL, "retrieve-read"]
+    with Engine.open(args.index, config.model_copy(update={"modes": with_modes})) as engine:
+        by_name = {m.name: m for m in engine.router.modes}
+        shipped = Router([by_name[m] for m in shipped_modes])
+        bar = progress("table-sql eval", total=len(fold), unit="question")
+        with open(results_path, "a") as out:
+            for question, op in fold:
+                if question.id in done:
+                    bar.update(1)
+                    continue
+                golds = question.answer_texts()
+                understanding = engine.understand(question.question)
+                started = time.perf_counter()
+                base = shipped.run(understanding)
+                base_ms = (time.perf_counter() - started) * 1000
+                started = time.perf_counter()
+                with_mode = engine.router.run(understanding)
+                with_ms = (time.perf_counter() - started) * 1000
+                step = next(s for s in with_mode.route if s.mode == TABLE_SQL)
+                row = {
+                    "id": question.id,
+                    "kind": op.kind,
+                    "cue": op.cue,
+                    "gold_table": question.gold_table_id,
+                    "without": "" if base.unknown else base.answer,
+                    "with": "" if with_mode.unknown else with_mode.answer,
+                    "mode": with_mode.mode,
+                    "em_without": exact_match("" if base.unknown else base.answer, golds),
+                    "em_with": exact_match("" if with_mode.unknown else with_mode.answer, golds),
+                    "f1_without": token_f1("" if base.unknown else base.answer, golds),
+                    "f1_with": token_f1("" if with_mode.unknown else with_mode.answer, golds),
+                    "table": with_mode.table.source if with_mode.table is not None else None,
+                    "sql": with_mode.table.sql if with_mode.table is not None else None,
+                    "decline": step.reason if step.outcome == "declined" else None,
+                    "ms_without": round(base_ms, 1),
+                    "ms_with": round(with_ms, 1),
+                }
+                done[question.id] = row
+                out.write(json.dumps(row) + "\n")
+                out.flush()
+                bar.update(1)
+        bar.close()
+        version = engine.index_version
+    rows = [done[q.id] for q, _ in fold]
+    text = "\n".join(_report(args, argv, cued, rows, version)) + "\n"
+    (args.out / f"{args.fold}.md").write_text(text)
+    print(text)
+    return 0
+
+
+def _kind(reason: str) -> str:
+    for marker in (" (", " of ", ": ", " among "):
+        reason = reason.split(marker)[0]
+    return reason
+
+
+def _report(args, argv, cued, rows, version) -> list[str]:
+    command = " ".join(
+        ["python benchmarks/table_sql_ottqa.py", *(shlex.quote(a) for a in (argv or sys.argv[1:]))]
+    )
+    n = len(rows)
+    kinds = Counter(op.kind for _, op in cued)
+    taken = [r for r in rows if r["mode"] == TABLE_SQL]
+    right_table = [
+        r for r in taken if r["table"] and r["gold_table"] and r["table"].endswith(r["gold_table"])
+    ]
+
+    def pct(values) -> str:
+        values = list(values)
+        return f"{100 * sum(values) / len(values):.1f}" if values else "-"
+
+    lines = [
+        f"# table-sql on OTT-QA dev cue questions: {args.fold} fold ({n} questions)",
+        "",
+        f"Command: `{command}`",
+        "",
+        f"Index version {version}; reader {args.reader}; machine: "
+        + ", ".join(f"{k} {v}" for k, v in machine().items()),
+        "",
+        f"Cue subset: {len(cued)} of the dev questions ("
+        + ", ".join(f"{k} {v}" for k, v in kinds.items())
+        + f"); folds by a hash of the id with seed {args.seed}, tuning share {args.tune_share}.",
+        "",
+        "| router | EM | F1 | p50 s/question |",
+        "|---|---:|---:|---:|",
+        f"| engine as shipped (no table-sql) | {pct(r['em_without'] for r in rows)} | "
+        f"{pct(r['f1_without'] for r in rows)} | "
+        f"{statistics.median(r['ms_without'] for r in rows) / 1000:.2f} |"
+        if rows
+        else "| - | - | - | - |",
+        f"| with table-sql | {pct(r['em_with'] for r in rows)} | {pct(r['f1_with'] for r in rows)} | "
+        f"{statistics.median(r['ms_with'] for r in rows) / 1000:.2f} |"
+        if rows
+        else "| - | - | - | - |",
+        "",
+        f"table-sql answered {len(taken)} ({pct(r['mode'] == TABLE_SQL for r in rows)} %); on those, EM "
+        f"{pct(r['em_with'] for r in taken)} with the mode against {pct(r['em_without'] for r in taken)} "
+        f"without; its table was the gold table for {len(right_table)} of them.",
+        "",
+        "Why table-sql declined (by kind):",
+        "",
+    ]
+    reasons = Counter(_kind(r["decline"]) for r in rows if r["decline"])
+    lines += [f"- {reason}: {count}" for reason, count in reasons.most_common()]
+    return lines
+
+
+if __name__ == "__main__":
+    sys.exit(main())
