@@ -1,0 +1,93 @@
+"""SQL written by the instruct model from a table's schema and a few of its rows, then checked and run.
+
+The templates cover a superlative and a place in the table's order; a count with a condition ("how
+many of the clubs are from Minsk"), a comparison between named rows or a superlative under a filter
+needs SQL shaped by the question. The coder model writes it: the prompt holds the table's columns
+(SQL name, type, original header), a few rows, and the question; the reply is held to the schema
+``{"sql": …}`` while it is generated. The SQL is then only text from a model: ``run_select`` checks it
+(one SELECT over ``question_table``, allowed functions only) and runs it sealed. A reply that does not
+pass is answered once more with the error quoted; after that the writer gives up and says why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+from pydantic import BaseModel, Field
+
+from query.llm.backends import LlmError
+from query.llm.chat import Llm
+from query.sql.guard import SqlFailed, SqlLimits, SqlRejected, SqlResult, run_select
+from query.sql.templates import ROW, TABLE
+
+SYSTEM_PROMPT = f"""You write one DuckDB SQL SELECT statement that answers a question from one table.
+The table is named {TABLE}. Use only its columns, exactly as named. NUMBER columns hold numbers (NULL when
+a cell had none), DATE columns dates, TEXT columns the cell text. Always select the column {ROW} of
+each row you pick, then the column that answers. For a count, select count(*) with the condition. Never
+use other tables, files or functions outside standard SQL aggregates and comparisons."""
+MAX_CELL = 40
+
+
+class SqlReply(BaseModel):
+    sql: str = Field(description=f"one SELECT over {TABLE}")
+
+
+@dataclass
+class WrittenSql:
+    """What the writer produced: the result that ran, or why there is none; the model's attempts."""
+
+    result: SqlResult | None
+    attempts: list[str]
+    error: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+def table_prompt(question: str, schema: str, sample: pa.Table) -> str:
+    """The user message: columns, a few rows (cells cut short), the question."""
+    rows = []
+    for row in sample.to_pylist():
+        cells = [str(v)[:MAX_CELL] if v is not None else "NULL" for v in row.values()]
+        rows.append(" | ".join(cells))
+    return (
+        f"Columns of {TABLE}: {schema}\n"
+        f"First rows ({' | '.join(sample.column_names)}):\n" + "\n".join(rows) + f"\n\nQuestion: {question}"
+    )
+
+
+class SqlWriter:
+    def __init__(
+        self, llm: Llm, max_tokens: int = 200, sample_rows: int = 5, limits: SqlLimits | None = None
+    ):
+        self.llm, self.max_tokens, self.sample_rows = llm, max_tokens, sample_rows
+        self.limits = limits or SqlLimits()
+
+    def write(self, question: str, schema: str, table: pa.Table) -> WrittenSql:
+        """SQL for ``question`` over ``table`` (registered as ``question_table``), run; at most 2 tries."""
+        messages = [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": table_prompt(question, schema, table.slice(0, self.sample_rows))},
+        ]
+        written = WrittenSql(result=None, attempts=[])
+        for _ in range(2):
+            try:
+                reply = self.llm.chat_reply(messages, SqlReply, max_tokens=self.max_tokens, purpose="sql")
+            except LlmError as exc:
+                written.error = f"the model failed: {exc}"
+                return written
+            written.prompt_tokens += sum(c.prompt_tokens for c in reply.calls)
+            written.completion_tokens += sum(c.completion_tokens for c in reply.calls)
+            sql = reply.value.sql.strip().rstrip(";").strip()
+            written.attempts.append(sql)
+            try:
+                written.result = run_select(sql, {TABLE: table}, limits=self.limits)
+                written.error = None
+                return written
+            except (SqlRejected, SqlFailed) as exc:
+                written.error = f"{type(exc).__name__}: {exc}"
+                messages += [
+                    {"role": "assistant", "content": reply.completion.text},
+                    {"role": "user", "content": f"That SQL cannot run ({exc}). Write one corrected SELECT."},
+                ]
+        return written

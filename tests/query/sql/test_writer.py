@@ -1,0 +1,60 @@
+"""The SQL writer's mechanics with a scripted model (a real model writes SQL in the mode's tests)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from query.llm.chat import Llm
+from query.sql.templates import TABLE
+from query.sql.writer import SqlWriter, table_prompt
+from tests.query.scripted_llm import Scripted
+
+TABLE_DATA = pa.table(
+    {
+        "row_index": [0, 1, 2, 3],
+        "club": ["BATE Borisov", "Minsk", "Dinamo Minsk", "Gomel"],
+        "location": ["Borisov", "Minsk", "Minsk", "Gomel"],
+        "capacity": [5402.0, 36900.0, 4500.0, 14307.0],
+    }
+)
+SCHEMA = "row_index INTEGER, club TEXT -- 'Club', location TEXT -- 'Location', capacity NUMBER -- 'Capacity'"
+
+
+def test_a_good_reply_runs_and_its_rows_come_back() -> None:
+    backend = Scripted([{"sql": f"SELECT count(*) FROM {TABLE} WHERE location = 'Minsk';"}])
+    written = SqlWriter(Llm(backend)).write("How many clubs are from Minsk?", SCHEMA, TABLE_DATA)
+    assert written.error is None and written.result is not None
+    assert written.result.rows == [[sum(1 for x in TABLE_DATA["location"].to_pylist() if x == "Minsk")]]
+    prompt = backend.sent[0][1]["content"]
+    assert "capacity NUMBER -- 'Capacity'" in prompt and "BATE Borisov" in prompt and "Minsk?" in prompt
+
+
+def test_a_rejected_reply_gets_one_correction_with_the_error_quoted() -> None:
+    backend = Scripted(
+        [
+            {"sql": "SELECT * FROM read_csv('/etc/passwd')"},
+            {"sql": f"SELECT row_index, club FROM {TABLE} ORDER BY capacity DESC LIMIT 1"},
+        ]
+    )
+    written = SqlWriter(Llm(backend)).write("Which club has the largest capacity?", SCHEMA, TABLE_DATA)
+    assert written.result is not None and written.result.rows == [[1, "Minsk"]]
+    assert len(written.attempts) == 2 and "table function" in backend.sent[1][-1]["content"]
+
+
+def test_two_bad_replies_end_with_the_reason_and_no_result() -> None:
+    backend = Scripted([{"sql": "DROP TABLE question_table"}, {"sql": "SELECT nosuch FROM question_table"}])
+    written = SqlWriter(Llm(backend)).write("Which club?", SCHEMA, TABLE_DATA)
+    assert written.result is None and "not found" in (written.error or "")
+    assert len(written.attempts) == 2
+
+
+def test_a_failing_model_is_an_error_not_a_crash() -> None:
+    from query.llm.backends import LlmError
+
+    written = SqlWriter(Llm(Scripted([LlmError("server down")]))).write("Which club?", SCHEMA, TABLE_DATA)
+    assert written.result is None and "server down" in (written.error or "")
+
+
+def test_long_cells_are_cut_in_the_prompt() -> None:
+    table = pa.table({"row_index": [0], "notes": ["x" * 500]})
+    assert "x" * 41 not in table_prompt("q", "notes TEXT", table)
