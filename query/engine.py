@@ -129,6 +129,7 @@ class Engine:
             self.config.kg_lookup,
             tables=reader.tables if reader.has_tables else None,
             table_sql=self.config.table_sql,
+            llm=self.llm_reader.llm if self.llm_reader is not None else None,
         )
         self.router = Router(build_modes(self.config.modes, context))
         # load the question encoder and the vector matrix now: not inside the first question's timings

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from index.statements import StatementStore
 from index.tables import TableStore
+from query.llm.chat import Llm
 from query.modes.base import Declined, Mode, Understanding
 from query.modes.kg_lookup import KgLookupMode, KgLookupSettings
 from query.modes.retrieve_read import RetrieveReadMode, RetrieveReadPipeline
@@ -50,11 +51,12 @@ class ModeContext:
     kg_lookup: KgLookupSettings
     tables: TableStore | None = None
     table_sql: TableSqlSettings | None = None
+    llm: Llm | None = None  # the configured instruct model, when one loaded
 
 
 MODES: dict[str, Callable[[ModeContext], Mode]] = {
     "kg-lookup": lambda c: KgLookupMode(c.statements, c.evidence, c.properties, c.index_version, c.kg_lookup),
-    "table-sql": lambda c: TableSqlMode(c.pipeline, c.evidence, c.tables, c.table_sql),  # type: ignore[arg-type]
+    "table-sql": lambda c: TableSqlMode(c.pipeline, c.evidence, c.tables, c.table_sql, c.llm),  # type: ignore[arg-type]
     "retrieve-read": lambda c: RetrieveReadMode(c.pipeline),
 }
 

@@ -11,8 +11,14 @@ column by its header, and runs a template SELECT on DuckDB (``query.sql``). Then
   cells link to after it (the hop), then the rest of the evidence: the reader finds "the nickname of
   the team with the most wins" on the team's page.
 
+With an instruct model configured, a question the templates cannot serve — a count ("how many of the
+clubs are from Minsk"), or a superlative whose quantity no header names by the rules — gets SQL written
+by the model from the table's schema and first rows (``query.sql.writer``), checked and run the same
+way; a single value it returns (a count) is the answer, rows it returns are read as above.
+
 It declines — and says why — when the question has no such cue, no table is among the evidence, no
-header names the measured quantity, the table is too large, or no row has a value.
+header names the measured quantity (and no model wrote SQL that runs), the table is too large, or no
+row has a value.
 """
 
 from __future__ import annotations
@@ -23,10 +29,12 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field
 
 from index.tables import TableStore
+from query.llm.chat import Llm
 from query.modes.base import Declined, Understanding
 from query.retrieve.evidence_store import EvidenceRow, EvidenceStore
 from query.sql.guard import SqlFailed, SqlRejected, run_select
-from query.sql.templates import TABLE, SqlQuery, position, superlative
+from query.sql.templates import ROW, TABLE, SqlQuery, position, superlative
+from query.sql.writer import SqlWriter
 from query.tabulate.columns import answer_column, header_words, measure_column
 from query.tabulate.frame import QuestionTable, typed_table
 from query.understand.table_ops import IMPLIED, ORDINALS, TableOp, table_op
@@ -120,6 +128,15 @@ def _direct_column(question: str, table: QuestionTable, op: TableOp, exclude: st
     return column.name
 
 
+def _value_text(value: Any) -> str:
+    """A SQL value as an answer: 3.0 → "3", 1234567.0 → "1,234,567", a date as ISO."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}" if abs(value) >= 10_000 else str(value)
+    return str(value)
+
+
 class TableSqlMode:
     name = NAME
 
@@ -129,9 +146,11 @@ class TableSqlMode:
         store: EvidenceStore,
         tables: TableStore | None,
         settings: TableSqlSettings | None = None,
+        llm: Llm | None = None,
     ):
         self.pipeline, self.store, self.tables = pipeline, store, tables
         self.settings = settings or TableSqlSettings()
+        self.writer = SqlWriter(llm) if llm is not None else None
 
     def estimate(self, understanding: Understanding) -> tuple[float, str]:
         if self.tables is None:
@@ -139,13 +158,13 @@ class TableSqlMode:
         op = table_op(understanding.question)
         if op is None:
             return 0.0, "no superlative, ordinal or position over rows in the question"
-        if op.kind == "count":
-            return 0.0, "a count needs a row condition the rules cannot read from the question"
+        if op.kind == "count" and self.writer is None:
+            return 0.0, "a count needs a row condition the rules cannot read (no LLM configured to write SQL)"
         return self.settings.estimate, f"the question asks for a row by '{op.cue}'"
 
     def run(self, understanding: Understanding) -> QueryResult | Declined:
         op = table_op(understanding.question)
-        if op is None or op.kind == "count" or self.tables is None:
+        if op is None or self.tables is None or (op.kind == "count" and self.writer is None):
             return Declined(NAME, "no row operation this mode can run")
         staged = self.pipeline.run(understanding.question, understanding)
         final = [staged.rows[e] for e in staged.rankings["final"][: self.settings.table_from_top]]
@@ -160,27 +179,47 @@ class TableSqlMode:
                 NAME, f"table {table_id} has {len(rows)} rows, over the cap of {self.settings.max_rows}"
             )
         table = typed_table(rows)
-        measure = None
-        if op.kind == "superlative":
-            measure = measure_column(table, op)
-            if measure is None:
+        measure = measure_column(table, op) if op.kind == "superlative" else None
+        if op.kind == "position" or measure is not None:
+            query = (
+                superlative(measure.column.name, measure.direction, op.k)
+                if measure is not None
+                else position(op.k, op.from_end)
+            )
+            try:
+                out = run_select(query.sql, {TABLE: table.arrow}, query.params)
+            except (SqlRejected, SqlFailed) as exc:
+                return Declined(NAME, f"the SQL over {table_id} failed: {exc}")
+            written_by = None
+        else:
+            if self.writer is None:
                 wanted = " ".join(op.measure) or "/".join(op.implied)
                 return Declined(NAME, f"no numeric or date column of {table_id} is headed by '{wanted}'")
-            query = superlative(measure.column.name, measure.direction, op.k)
-        else:
-            query = position(op.k, op.from_end)
-        try:
-            out = run_select(query.sql, {TABLE: table.arrow}, query.params)
-        except (SqlRejected, SqlFailed) as exc:
-            return Declined(NAME, f"the SQL over {table_id} failed: {exc}")
+            schema = f"{ROW} INTEGER, " + table.schema_text()
+            written = self.writer.write(understanding.question, schema, table.arrow, table.title)
+            if written.result is None:
+                return Declined(NAME, f"no SQL over {table_id} ran: {written.error}")
+            out, query, written_by = (
+                written.result,
+                SqlQuery(written.result.sql, [], op.kind),
+                self.writer.llm.name,
+            )
         if not out.rows:
             return Declined(NAME, f"no row of {table_id} has a value to rank by")
-        selected = [int(r[0]) for r in out.rows]
+        exclude = measure.column.name if measure else None
+        if out.columns and out.columns[0] != ROW:  # one value (a count, an aggregate): the answer itself
+            if len(out.rows) != 1 or len(out.rows[0]) != 1 or out.rows[0][0] is None:
+                return Declined(NAME, f"the SQL over {table_id} returned neither rows nor one value")
+            value = _value_text(out.rows[0][0])
+            trace = self._trace(table, op, query, out.sql, [], value, None, measure, written_by)
+            return self._value_answer(staged, value, trace)
+        selected = [int(r[0]) for r in out.rows if r[0] is not None]
+        if not selected or any(all(r.row_index != s for r in table.rows) for s in selected):
+            return Declined(NAME, f"the SQL over {table_id} returned no row of the table")
         chosen = table.row(selected[0])
         note = f"{len(selected)} rows tie at this place; the first is read" if len(selected) > 1 else None
-        value = str(out.rows[0][1]) if len(out.rows[0]) > 1 else None
-        exclude = measure.column.name if measure else None
-        trace = self._trace(table, op, query, out.sql, selected, value, note, measure)
+        value = _value_text(out.rows[0][1]) if len(out.rows[0]) > 1 and op.kind == "superlative" else None
+        trace = self._trace(table, op, query, out.sql, selected, value, note, measure, written_by)
         direct = _direct_column(understanding.question, table, op, exclude)
         if direct is not None and table.cell_text(chosen.row_index, direct).strip():
             return self._direct_answer(staged, table, chosen, direct, trace, note)
@@ -228,6 +267,24 @@ class TableSqlMode:
             }
         )
 
+    def _value_answer(self, staged: Any, value: str, trace: TableSql) -> QueryResult:
+        """A count or an aggregate: the value the SQL computed is the answer."""
+        read = self.pipeline.read(staged, "candidates")
+        result = self.pipeline.result(staged, read)
+        return result.model_copy(
+            update={
+                "answer": value,
+                "answer_entity_id": None,
+                "unknown": False,
+                "confidence": 0.7,
+                "supporting_evidence_ids": [],
+                "reader": NAME,
+                "reading": None,
+                "unit": None,
+                "table": trace,
+            }
+        )
+
     def _read_from_row(self, staged: Any, chosen: Any, trace: TableSql, note: str | None) -> QueryResult:
         staged.rankings["final"] = self._focus(staged, chosen.evidence_id)
         read = self.pipeline.read(staged)
@@ -245,12 +302,15 @@ class TableSqlMode:
         value: str | None,
         note: str | None,
         measure: Any,
+        written_by: str | None = None,
     ) -> TableSql:
         shown = table.rows[: self.settings.display_rows]
         for index in selected:  # the chosen rows are always shown, even past the display cap
             if all(r.row_index != index for r in shown):
                 shown = [*shown, table.row(index)]
         what = " ".join(op.measure) or (measure.column.header if measure else "")
+        if written_by is not None:
+            what += f" (SQL written by {written_by})"
         return TableSql(
             source=f"wikipedia table {table.table_id}",
             title=table.title,

@@ -22,10 +22,18 @@ from query.sql.guard import SqlFailed, SqlLimits, SqlRejected, SqlResult, run_se
 from query.sql.templates import ROW, TABLE
 
 SYSTEM_PROMPT = f"""You write one DuckDB SQL SELECT statement that answers a question from one table.
-The table is named {TABLE}. Use only its columns, exactly as named. NUMBER columns hold numbers (NULL when
-a cell had none), DATE columns dates, TEXT columns the cell text. Always select the column {ROW} of
-each row you pick, then the column that answers. For a count, select count(*) with the condition. Never
-use other tables, files or functions outside standard SQL aggregates and comparisons."""
+The table is named {TABLE}; it is already the table the question is about, so words that name the
+table (its page, league, season or year) are not conditions. Use only its columns, exactly as named.
+NUMBER columns hold numbers (NULL when a cell had none), DATE columns dates, TEXT columns the cell text.
+To pick rows, select {ROW} first, then the column that answers. To count, select count(*).
+
+Example. Columns: {ROW} INTEGER, team TEXT -- 'Team', wins NUMBER -- 'W', city TEXT -- 'City'
+Question: How many teams of the 2010 league won more than 10 games?
+SQL: SELECT count(*) FROM {TABLE} WHERE wins > 10
+Question: Which team in the 2010 league had the second most wins?
+SQL: SELECT {ROW}, team FROM {TABLE} WHERE wins IS NOT NULL ORDER BY wins DESC LIMIT 1 OFFSET 1
+Question: How many teams from Leeds took part in the 2010 league?
+SQL: SELECT count(*) FROM {TABLE} WHERE city = 'Leeds'"""
 MAX_CELL = 40
 
 
@@ -44,14 +52,14 @@ class WrittenSql:
     completion_tokens: int = 0
 
 
-def table_prompt(question: str, schema: str, sample: pa.Table) -> str:
-    """The user message: columns, a few rows (cells cut short), the question."""
+def table_prompt(question: str, schema: str, sample: pa.Table, title: str = "") -> str:
+    """The user message: the table's title, columns, a few rows (cells cut short), the question."""
     rows = []
     for row in sample.to_pylist():
         cells = [str(v)[:MAX_CELL] if v is not None else "NULL" for v in row.values()]
         rows.append(" | ".join(cells))
     return (
-        f"Columns of {TABLE}: {schema}\n"
+        (f"Table: {title}\n" if title else "") + f"Columns: {schema}\n"
         f"First rows ({' | '.join(sample.column_names)}):\n" + "\n".join(rows) + f"\n\nQuestion: {question}"
     )
 
@@ -63,11 +71,12 @@ class SqlWriter:
         self.llm, self.max_tokens, self.sample_rows = llm, max_tokens, sample_rows
         self.limits = limits or SqlLimits()
 
-    def write(self, question: str, schema: str, table: pa.Table) -> WrittenSql:
+    def write(self, question: str, schema: str, table: pa.Table, title: str = "") -> WrittenSql:
         """SQL for ``question`` over ``table`` (registered as ``question_table``), run; at most 2 tries."""
+        sample = table.slice(0, self.sample_rows)
         messages = [
             {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": table_prompt(question, schema, table.slice(0, self.sample_rows))},
+            {"role": "user", "content": table_prompt(question, schema, sample, title)},
         ]
         written = WrittenSql(result=None, attempts=[])
         for _ in range(2):

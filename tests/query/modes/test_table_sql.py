@@ -52,7 +52,7 @@ def test_largest_capacity_is_the_row_with_the_largest_number(engine, raw):
     assert table.total_rows == len(raw[table_id]["data"]) and len(table.rows) == table.total_rows
     assert "dense_rank()" in table.sql and '"capacity"' in table.sql and table.params == [1]
     capacities = [int(v.replace(",", "")) for v in _column(raw, table_id, "Capacity")]
-    assert float(table.value) == max(capacities)
+    assert float(table.value.replace(",", "")) == max(capacities)
     chosen = next(r for r in table.rows if r.row_index == table.selected[0])
     assert chosen.evidence_id in result.supporting_evidence_ids
     assert result.evidence[0].evidence_id == chosen.evidence_id  # the chosen row is read first
@@ -154,3 +154,22 @@ def test_a_row_the_pool_never_held_is_shown_with_where_it_came_from(engine):
     result = engine.result(staged, engine.read(staged, "candidates"))
     assert result.evidence[0].evidence_id == outside.evidence_id
     assert result.evidence[0].retrieved_by == ["table-sql"] and result.evidence[0].signals == {}
+
+
+def test_a_count_gets_sql_written_by_the_real_model(engine, raw, small_llm):
+    """The bundled 0.5B model writes the count's SQL; the guard checks it and DuckDB runs it."""
+    from query.modes import Declined
+    from query.modes.table_sql import TableSqlMode
+
+    table_id = "2012_Belarusian_Premier_League_0"
+    question = "How many clubs of the 2012 Belarusian Premier League have a stadium capacity over 5,000?"
+    expected = sum(int(v.replace(",", "")) > 5000 for v in _column(raw, table_id, "Capacity"))
+    mode = TableSqlMode(engine, engine.store, engine.reader.tables, llm=small_llm)
+    assert mode.estimate(engine.understand(question))[0] > 0
+    without = TableSqlMode(engine, engine.store, engine.reader.tables)
+    assert without.estimate(engine.understand(question))[0] == 0.0  # no model: a count is declined
+    result = mode.run(engine.understand(question))
+    assert not isinstance(result, Declined), result
+    assert result.table is not None and "count" in result.table.sql.lower()
+    assert result.answer == str(expected), result.table.sql
+    assert "SQL written by" in result.table.operation and result.table.selected == []
