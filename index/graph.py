@@ -368,6 +368,21 @@ _FACT_RETURN = (
 )
 
 
+CLASSES_CYPHER = (
+    "MATCH (e:Entity)-[f:FACT]->(k:Entity) WHERE f.property = 'P31' "
+    "RETURN k.id AS id, k.label AS label, count(DISTINCT e.id) AS members ORDER BY members DESC, id"
+)
+MEMBERS_CYPHER = (
+    "MATCH (e:Entity) WHERE "
+    "($any_country OR EXISTS { MATCH (e)-[f:FACT]->(c:Entity) "
+    "WHERE f.property = 'P17' AND c.id = $country }) "
+    "AND ($any_class OR EXISTS { MATCH (e)-[g:FACT]->(k:Entity) "
+    "WHERE g.property = 'P31' AND k.id IN $classes }) "
+    "RETURN e.id AS id, e.label AS label ORDER BY e.id LIMIT $limit"
+)
+"""The entity-set query: fixed text, every value a parameter, so it can be shown and re-run as it is."""
+
+
 class GraphIndex:
     """Read-only queries over a built graph; safe to share between threads (see ``GraphStore``)."""
 
@@ -452,6 +467,28 @@ class GraphIndex:
             {"title": title, "kind": "table"},
         )
         return sorted({row["title"] for row in via_evidence + via_links})[:limit]
+
+    def classes(self) -> list[tuple[str, str | None, int]]:
+        """(class id, label, members) of every class an entity is an instance of (P31), largest first."""
+        rows = self.query(CLASSES_CYPHER)
+        return [(row["id"], row["label"], row["members"]) for row in rows]
+
+    def members(
+        self, country: str | None, classes: list[str], limit: int
+    ) -> tuple[list[tuple[str, str | None]], dict[str, Any]]:
+        """Entities in ``country`` (P17) and/or instances of one of ``classes`` (P31), with the parameters
+        the fixed query ``MEMBERS_CYPHER`` ran with: (id, label) pairs, at most ``limit``."""
+        if country is None and not classes:
+            raise ValueError("an entity set needs a country or a class")
+        params = {
+            "country": country or "",
+            "any_country": country is None,
+            "classes": list(classes) or [""],
+            "any_class": not classes,
+            "limit": limit,
+        }
+        rows = self.query(MEMBERS_CYPHER, params)
+        return [(row["id"], row["label"]) for row in rows], params
 
     def close(self) -> None:
         self.store.close()
