@@ -1,0 +1,105 @@
+"""Questions over a set of KG entities: "How many of the Chilean places have more than 100,000
+inhabitants?", "Which city has the most inhabitants?", "Which of Bonn, Parma and Siena has the largest
+area?".
+
+Rules read the shape: a count with a threshold, or a superlative; the set as written (its noun, the words
+before it, or an explicit list) and the phrase naming the quantity. What the words mean — which country
+"Chilean" is, which class "cities" is, which property "inhabitants" is — is resolved against the index
+by the table-sql mode, so the rules never guess an id.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from query.understand.table_ops import Direction
+
+_NUMBER = r"(?P<num>\d[\d,]*(?:\.\d+)?)\s*(?P<scale>million|thousand|billion)?"
+_CMP = r"(?P<cmp>more than|over|above|at least|fewer than|less than|under|below|at most)"
+_SUP = r"(?P<sup>most|largest|highest|biggest|greatest|smallest|lowest|fewest|least)"
+COUNT = re.compile(
+    r"^how many (?:of )?(?:the )?(?P<set>[\w\s'\-]+?)(?: in (?:the|this) (?:index|sample|dataset))?"
+    r" (?:have|has|had|with|are there with|count) (?:an? )?"
+    + _CMP
+    + r" "
+    + _NUMBER
+    + r" (?P<measure>[\w\s\-]+?)\s*\??$",
+    re.I,
+)
+SUPERLATIVE = re.compile(
+    r"^which (?:of )?(?:the )?(?P<set>[\w\s'\-]+?)(?: in (?:the|this) (?:index|sample|dataset))?"
+    r" (?:has|had|have|is home to) the " + _SUP + r" (?P<measure>[\w\s\-]+?)\s*\??$",
+    re.I,
+)
+LIST = re.compile(
+    r"^which of (?P<list>.+?) (?:has|had|have) the " + _SUP + r" (?P<measure>[\w\s\-]+?)\s*\??$", re.I
+)
+_OPERATORS = {
+    "more than": ">", "over": ">", "above": ">", "at least": ">=",
+    "fewer than": "<", "less than": "<", "under": "<", "below": "<", "at most": "<=",
+}  # fmt: skip
+_SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
+_MAX = frozenset({"most", "largest", "highest", "biggest", "greatest"})
+ANY_CLASS = frozenset({"place", "entity", "item", "thing", "one", "location", "site"})
+"""Nouns that name no class: "the Chilean places" is every entity in Chile."""
+
+
+@dataclass(frozen=True)
+class SetQuestion:
+    kind: Literal["count", "superlative"]
+    noun: str | None  # the set's noun, singular ("place", "city"); None for an explicit list
+    modifiers: tuple[str, ...]  # words before the noun ("Chilean")
+    members: tuple[str, ...]  # an explicit list, as written
+    measure: str  # the phrase naming the quantity ("inhabitants")
+    operator: str | None = None  # a count's comparison: ">", ">=", "<", "<="
+    threshold: float | None = None
+    direction: Direction | None = None
+
+
+def singular(noun: str) -> str:
+    noun = noun.casefold()
+    if noun.endswith("ies") and len(noun) > 4:
+        return noun[:-3] + "y"
+    if noun.endswith(("ches", "shes", "sses", "xes")):
+        return noun[:-2]
+    if noun.endswith("s") and not noun.endswith("ss"):
+        return noun[:-1]
+    return noun
+
+
+def _split_set(text: str) -> tuple[str | None, tuple[str, ...]]:
+    words = text.split()
+    if not words:
+        return None, ()
+    return singular(words[-1]), tuple(words[:-1])
+
+
+def _split_list(text: str) -> tuple[str, ...]:
+    parts = re.split(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", text.strip())
+    return tuple(p.strip() for p in parts if p.strip())
+
+
+def set_question(question: str) -> SetQuestion | None:
+    """The set operation ``question`` asks, or None when it is not one of these shapes."""
+    text = " ".join(question.replace("\u2019", "'").split())
+    if (m := COUNT.match(text)) is not None:
+        noun, modifiers = _split_set(m["set"])
+        threshold = float(m["num"].replace(",", "")) * _SCALES.get((m["scale"] or "").casefold(), 1.0)
+        return SetQuestion(
+            kind="count", noun=noun, modifiers=modifiers, members=(), measure=m["measure"].strip(),
+            operator=_OPERATORS[m["cmp"].casefold()], threshold=threshold,
+        )  # fmt: skip
+    if (m := LIST.match(text)) is not None:
+        members = _split_list(m["list"])
+        if len(members) >= 2:
+            direction: Direction = "max" if m["sup"].casefold() in _MAX else "min"
+            return SetQuestion(kind="superlative", noun=None, modifiers=(), members=members,
+                               measure=m["measure"].strip(), direction=direction)  # fmt: skip
+    if (m := SUPERLATIVE.match(text)) is not None:
+        noun, modifiers = _split_set(m["set"])
+        direction = "max" if m["sup"].casefold() in _MAX else "min"
+        return SetQuestion(kind="superlative", noun=noun, modifiers=modifiers, members=(),
+                           measure=m["measure"].strip(), direction=direction)  # fmt: skip
+    return None
