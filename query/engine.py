@@ -130,6 +130,8 @@ class Engine:
             tables=reader.tables if reader.has_tables else None,
             table_sql=self.config.table_sql,
             llm=self.llm_reader.llm if self.llm_reader is not None else None,
+            graph=reader.graph,
+            aliases=reader.aliases,
         )
         self.router = Router(build_modes(self.config.modes, context))
         # load the question encoder and the vector matrix now: not inside the first question's timings

@@ -184,6 +184,7 @@ class TableColumn(BaseModel):
 class TableCellValue(BaseModel):
     text: str = Field(description="the cell as the source wrote it")
     links: list[str] = Field(default_factory=list, description="pages the cell links to")
+    provenance: str | None = Field(None, description="where a graph cell's value came from: its statement")
 
 
 class TableRowView(BaseModel):
@@ -197,7 +198,11 @@ class TableRowView(BaseModel):
 class TableSql(BaseModel):
     """The table a table-sql answer was computed over, the SQL that ran, and the rows it picked."""
 
-    source: str = Field(description="where the rows came from: 'wikipedia table <table id>' or the set query")
+    source: str = Field(description="where the rows came from: 'wikipedia table <table id>' or 'graph'")
+    set_query: str | None = Field(
+        None, description="the Cypher (or 'explicit list') that made the entity set"
+    )
+    set_params: dict[str, Any] = Field(default_factory=dict, description="the parameters it ran with")
     title: str
     columns: list[TableColumn]
     rows: list[TableRowView] = Field(description="the table's rows (up to a display cap)")

@@ -172,6 +172,8 @@ def print_table(trace: TableSql) -> None:
     console.print(grid)
     if len(trace.rows) > len(shown):
         console.print(f"[dim]  … {trace.total_rows - len(shown)} more rows[/]")
+    if trace.set_query is not None:
+        console.print(f"[dim]  entity set: {trace.set_query}  params {trace.set_params}[/]")
     params = f"  params {trace.params}" if trace.params else ""
     console.print(f"[dim]  SQL: {trace.sql}{params}[/]")
     value = f"; value {trace.value}" if trace.value is not None else ""

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from index.aliases import AliasIndex
+from index.graph import GraphIndex
 from index.statements import StatementStore
 from index.tables import TableStore
 from query.llm.chat import Llm
@@ -52,11 +54,24 @@ class ModeContext:
     tables: TableStore | None = None
     table_sql: TableSqlSettings | None = None
     llm: Llm | None = None  # the configured instruct model, when one loaded
+    graph: GraphIndex | None = None
+    aliases: AliasIndex | None = None
 
 
 MODES: dict[str, Callable[[ModeContext], Mode]] = {
     "kg-lookup": lambda c: KgLookupMode(c.statements, c.evidence, c.properties, c.index_version, c.kg_lookup),
-    "table-sql": lambda c: TableSqlMode(c.pipeline, c.evidence, c.tables, c.table_sql, c.llm),  # type: ignore[arg-type]
+    "table-sql": lambda c: TableSqlMode(
+        c.pipeline,  # type: ignore[arg-type]
+        c.evidence,
+        c.tables,
+        c.table_sql,
+        c.llm,
+        graph=c.graph,
+        statements=c.statements,
+        properties=c.properties,
+        aliases=c.aliases,
+        index_version=c.index_version,
+    ),
     "retrieve-read": lambda c: RetrieveReadMode(c.pipeline),
 }
 

@@ -1,4 +1,13 @@
-"""The table-sql mode: a question that ranks or picks a place over the rows of one retrieved table.
+"""The table-sql mode: arithmetic over a table built for the question — from the graph, or a retrieved
+Wikipedia table.
+
+From the graph (``query.modes.entity_sets``): "How many of the Chilean places have more than 100,000
+inhabitants?", "Which Chilean city has the most inhabitants?", "Which of Bonn, Parma and Siena has the
+largest area?" — the entity set by a fixed Cypher, one row per entity with its value of the property
+and the statement it came from, then a template SELECT (a count over a threshold, a superlative). The
+count's answer is the number, said with how many entities had no value.
+
+From a retrieved table: a question that ranks or picks a place over the rows of one table.
 
 "Which team had the most top 4 finishes?", "the nation with the lowest RLIF rank", "the second-to-last
 driver": the answer is one row of a table, chosen by arithmetic the reader cannot do. The mode runs
@@ -23,21 +32,29 @@ row has a value.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
+from index.aliases import AliasIndex
+from index.graph import GraphIndex
+from index.statements import StatementStore
 from index.tables import TableStore
 from query.llm.chat import Llm
 from query.modes.base import Declined, Understanding
+from query.modes.entity_sets import EntitySetPlanner, SetDeclined
 from query.retrieve.evidence_store import EvidenceRow, EvidenceStore
 from query.sql.guard import SqlFailed, SqlRejected, run_select
 from query.sql.templates import ROW, TABLE, SqlQuery, position, superlative
 from query.sql.writer import SqlWriter
 from query.tabulate.columns import answer_column, header_words, measure_column
 from query.tabulate.frame import QuestionTable, typed_table
+from query.understand.entity_sets import SetQuestion, set_question
+from query.understand.properties import PropertyLabels
 from query.understand.table_ops import IMPLIED, ORDINALS, TableOp, table_op
+from schemas.answers import StageTiming
 from schemas.query import QueryResult, TableCellValue, TableColumn, TableRowView, TableSql
 
 NAME = "table-sql"
@@ -47,6 +64,13 @@ class TableSqlSettings(BaseModel):
     """Bounds of the table-sql mode (``[table_sql]`` in an engine config)."""
 
     estimate: float = Field(0.6, ge=0, le=1, description="router order when the question has a row cue")
+    set_estimate: float = Field(
+        0.995,
+        ge=0,
+        le=1,
+        description="router order for a count or superlative over a set of KG entities: above the KG "
+        "lookup's best (0.99), which would answer one member's value of the property",
+    )
     table_from_top: int = Field(30, ge=1, description="final evidence rows searched for the table")
     max_rows: int = Field(2000, ge=2, description="a table larger than this is not loaded")
     display_rows: int = Field(50, ge=1, description="rows of the table kept in the result")
@@ -128,6 +152,17 @@ def _direct_column(question: str, table: QuestionTable, op: TableOp, exclude: st
     return column.name
 
 
+def _holds(value: float, operator: str, threshold: float | None) -> bool:
+    if threshold is None:
+        return False
+    return {
+        ">": value > threshold,
+        ">=": value >= threshold,
+        "<": value < threshold,
+        "<=": value <= threshold,
+    }[operator]
+
+
 def _value_text(value: Any) -> str:
     """A SQL value as an answer: 3.0 → "3", 1234567.0 → "1,234,567", a date as ISO."""
     if isinstance(value, float) and value.is_integer():
@@ -147,12 +182,25 @@ class TableSqlMode:
         tables: TableStore | None,
         settings: TableSqlSettings | None = None,
         llm: Llm | None = None,
+        graph: GraphIndex | None = None,
+        statements: StatementStore | None = None,
+        properties: PropertyLabels | None = None,
+        aliases: AliasIndex | None = None,
+        index_version: str = "",
     ):
+        self.index_version = index_version
         self.pipeline, self.store, self.tables = pipeline, store, tables
         self.settings = settings or TableSqlSettings()
         self.writer = SqlWriter(llm) if llm is not None else None
+        self.planner = (
+            EntitySetPlanner(graph, statements, properties, aliases)
+            if graph is not None and statements is not None and properties is not None and aliases is not None
+            else None
+        )
 
     def estimate(self, understanding: Understanding) -> tuple[float, str]:
+        if self.planner is not None and (asked := set_question(understanding.question)) is not None:
+            return self.settings.set_estimate, f"the question asks a {asked.kind} over a set of entities"
         if self.tables is None:
             return 0.0, "the index has no tables (built before the tables stage): rebuild it"
         op = table_op(understanding.question)
@@ -163,7 +211,16 @@ class TableSqlMode:
         return self.settings.estimate, f"the question asks for a row by '{op.cue}'"
 
     def run(self, understanding: Understanding) -> QueryResult | Declined:
+        asked = set_question(understanding.question) if self.planner is not None else None
+        set_reason = None
+        if asked is not None:
+            try:
+                return self._over_set(understanding, asked)
+            except SetDeclined as exc:
+                set_reason = f"graph: {exc}"
         op = table_op(understanding.question)
+        if set_reason is not None and (op is None or self.tables is None):
+            return Declined(NAME, set_reason)
         if op is None or self.tables is None or (op.kind == "count" and self.writer is None):
             return Declined(NAME, "no row operation this mode can run")
         staged = self.pipeline.run(understanding.question, understanding)
@@ -224,6 +281,120 @@ class TableSqlMode:
         if direct is not None and table.cell_text(chosen.row_index, direct).strip():
             return self._direct_answer(staged, table, chosen, direct, trace, note)
         return self._read_from_row(staged, chosen, trace, note)
+
+    # -- over a set of KG entities ------------------------------------------------------------------
+
+    def _over_set(self, understanding: Understanding, asked: SetQuestion) -> QueryResult:
+        assert self.planner is not None
+        started = time.perf_counter()
+        plan = self.planner.plan(asked, understanding)
+        table = plan.table
+        if asked.kind == "count":
+            operator = asked.operator or ">"
+            query = SqlQuery(
+                f"SELECT count(*) AS n FROM {TABLE} WHERE value {operator} $1", [asked.threshold], "count"
+            )
+        else:
+            query = superlative("value", asked.direction or "max", 1)
+        try:
+            out = run_select(query.sql, {TABLE: table.arrow}, query.params)
+        except (SqlRejected, SqlFailed) as exc:
+            raise SetDeclined(f"the SQL over the entity table failed: {exc}") from exc
+        known = len(table.cells) - table.missing
+        notes = (
+            [f"{table.missing} of {len(table.cells)} entities have no {table.property_label} statement"]
+            if table.missing
+            else []
+        )
+        if plan.capped:
+            notes.append(f"the set was cut at {len(plan.entities)} entities")
+        unknown = known == 0  # the set is known, its values are not: no number can be given
+        if unknown:
+            notes.append("the index holds no value to compute the answer from")
+            answer, entity_id, selected, picked, value = "unknown", None, [], [], None
+        elif asked.kind == "count":
+            answer, entity_id, selected = _value_text(out.rows[0][0]), None, []
+            picked = [
+                c
+                for c, v in zip(table.cells, table.arrow["value"].to_pylist(), strict=True)
+                if v is not None and _holds(v, operator, asked.threshold)
+            ]
+            value = answer
+            notes.append(f"counted over the {known} with a value")
+        else:
+            if not out.rows:
+                raise SetDeclined(f"no entity of the set has a {table.property_label} value")
+            selected = [int(r[0]) for r in out.rows]
+            picked = [table.cells[i] for i in selected]
+            answer, entity_id = picked[0].label, picked[0].entity_id
+            value = _value_text(out.rows[0][1])
+            if len(selected) > 1:
+                notes.append(f"{len(selected)} entities tie")
+        note = "; ".join(notes) or None
+        trace = TableSql(
+            source="graph",
+            set_query=plan.query,
+            set_params=plan.params,
+            title=f"{table.property_label} ({table.property}) of {len(table.cells)} entities"
+            + (f", in {table.unit}" if table.unit else ""),
+            columns=[
+                TableColumn(name="entity", header="entity", type="text"),
+                TableColumn(name="value", header=f"{table.property_label} ({table.property})", type="number"),
+            ],
+            rows=[
+                TableRowView(
+                    row_index=i,
+                    cells=[
+                        TableCellValue(text=c.label, links=[c.entity_id]),
+                        TableCellValue(text=c.text, provenance=c.provenance),
+                    ],
+                )
+                for i, c in enumerate(table.cells[: self.settings.display_rows])
+            ]
+            + [
+                TableRowView(
+                    row_index=i,
+                    cells=[
+                        TableCellValue(text=table.cells[i].label, links=[table.cells[i].entity_id]),
+                        TableCellValue(text=table.cells[i].text, provenance=table.cells[i].provenance),
+                    ],
+                )
+                for i in selected
+                if i >= self.settings.display_rows
+            ],
+            total_rows=len(table.cells),
+            operation=f"{asked.kind}: {table.property_label}"
+            + (
+                f" {asked.operator} {asked.threshold:g}" if asked.kind == "count" else f" ({asked.direction})"
+            ),
+            sql=out.sql,
+            params=list(query.params),
+            selected=selected,
+            value=value,
+            note=note,
+        )
+        rows = self.store.get([c.evidence_id for c in picked[:10] if c.evidence_id])
+        confidence = (
+            0.0 if unknown else 0.9 if not table.missing else max(0.3, 0.9 * known / len(table.cells))
+        )
+        timings = dict(understanding.timings)
+        timings["table_sql"] = (time.perf_counter() - started) * 1000
+        return QueryResult(
+            question=understanding.question,
+            answer=answer,
+            answer_entity_id=entity_id,
+            unknown=unknown,
+            confidence=round(confidence, 3),
+            evidence=[r.scored(1.0 / (1 + i), retrieved_by=[NAME]) for i, r in enumerate(rows)],
+            supporting_evidence_ids=[r.evidence_id for r in rows],
+            intent=understanding.intent,
+            links=understanding.links,
+            timings=[StageTiming(stage=k, ms=round(v, 3)) for k, v in timings.items()],
+            reader=NAME,
+            index_version=self.index_version,
+            unit=table.unit if asked.kind == "superlative" else None,
+            table=trace,
+        )
 
     # -- the two ways to answer ---------------------------------------------------------------------
 
