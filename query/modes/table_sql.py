@@ -211,16 +211,20 @@ class TableSqlMode:
         return self.settings.estimate, f"the question asks for a row by '{op.cue}'"
 
     def run(self, understanding: Understanding) -> QueryResult | Declined:
+        """The graph path for a set question, else (or when it cannot) the retrieved-table path."""
         asked = set_question(understanding.question) if self.planner is not None else None
-        set_reason = None
-        if asked is not None:
-            try:
-                return self._over_set(understanding, asked)
-            except SetDeclined as exc:
-                set_reason = f"graph: {exc}"
+        if asked is None:
+            return self._over_table(understanding)
+        try:
+            return self._over_set(understanding, asked)
+        except SetDeclined as exc:
+            outcome = self._over_table(understanding)
+            if isinstance(outcome, Declined):
+                return Declined(NAME, f"graph: {exc}; table: {outcome.reason}")
+            return outcome
+
+    def _over_table(self, understanding: Understanding) -> QueryResult | Declined:
         op = table_op(understanding.question)
-        if set_reason is not None and (op is None or self.tables is None):
-            return Declined(NAME, set_reason)
         if op is None or self.tables is None or (op.kind == "count" and self.writer is None):
             return Declined(NAME, "no row operation this mode can run")
         staged = self.pipeline.run(understanding.question, understanding)
