@@ -117,8 +117,9 @@ def stage_fingerprints(settings: HqaSettings, ingest_dir: Path) -> tuple[dict[st
         STAGE_FORMATS["statements"], STAGE_FORMATS["evidence"], statement_files, lexicon_fp
     )
     table_files_fp = sorted((k, v) for k, v in hashes.items() if k.split("/", 1)[0] == "table_rows")
-    # rows carry their evidence ids: the evidence fingerprint counts too
-    fingerprints["tables"] = combine(STAGE_FORMATS["tables"], table_files_fp, fingerprints["evidence"])
+    # rows carry the ids of their evidence: the keys of the table-row evidence files count too
+    table_evidence = sorted(j.key for j in jobs if j.table == "table_rows")
+    fingerprints["tables"] = combine(STAGE_FORMATS["tables"], table_files_fp, table_evidence)
     return fingerprints, jobs
 
 

@@ -8,12 +8,15 @@ one thread, so one instance serves many threads and the file's order is kept. Th
 from __future__ import annotations
 
 import bisect
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+from pydantic import BaseModel
 
 
 class SortedParquet:
@@ -61,3 +64,27 @@ class SortedParquet:
             expression &= condition
         part = self._fragment.subset(row_group_ids=groups)
         return part.to_table(filter=expression, use_threads=False)  # one thread keeps the file order
+
+
+def write_sorted(
+    table: pa.Table,
+    out_path: Path,
+    sort_keys: Sequence[str],
+    row_group_rows: int,
+    stats_key: bytes,
+    stats: BaseModel,
+) -> None:
+    """Write ``table`` (already sorted by ``sort_keys``) atomically, in small row groups, with the
+    build's ``stats`` in the schema metadata under ``stats_key`` and the sort order declared."""
+    metadata = {**(table.schema.metadata or {}), stats_key: stats.model_dump_json().encode()}
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.tmp")
+    pq.write_table(
+        table.replace_schema_metadata(metadata),
+        tmp,
+        row_group_size=row_group_rows,
+        compression="zstd",
+        sorting_columns=pq.SortingColumn.from_ordering(table.schema, [(k, "ascending") for k in sort_keys]),
+    )
+    os.replace(tmp, out_path)

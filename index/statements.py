@@ -12,7 +12,6 @@ statement id, never fatal.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -25,7 +24,7 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel, Field
 
 from index.lexicon import Lexicon, table_files
-from index.sorted_parquet import SortedParquet
+from index.sorted_parquet import SortedParquet, write_sorted
 from index.verbalize.kg import statement_evidence
 from index.verbalize.values import format_value
 from ingest.parquet_sink import rows_to_table
@@ -236,20 +235,14 @@ def build_statements(ingest_dir: Path, lexicon: Lexicon, out_path: Path) -> Stat
         skip_reasons=dict(skips.reasons),
         seconds=round(time.perf_counter() - started, 3),
     )
-    metadata = {**(schema.metadata or {}), STATS_KEY: stats.model_dump_json().encode()}
-    out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.tmp")
-    pq.write_table(
-        table.replace_schema_metadata(metadata),
-        tmp,
-        row_group_size=ROW_GROUP_ROWS,
-        compression="zstd",
-        sorting_columns=pq.SortingColumn.from_ordering(
-            schema, [("subject", "ascending"), ("property", "ascending")]
-        ),
+    write_sorted(
+        table.replace_schema_metadata(schema.metadata),
+        out_path,
+        ["subject", "property"],
+        ROW_GROUP_ROWS,
+        STATS_KEY,
+        stats,
     )
-    os.replace(tmp, out_path)
     return stats
 
 

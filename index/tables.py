@@ -11,7 +11,6 @@ ingest folder, which a later ingest may already have changed.
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
@@ -21,7 +20,7 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel, Field
 
 from index.lexicon import table_files
-from index.sorted_parquet import SortedParquet
+from index.sorted_parquet import SortedParquet, write_sorted
 from schemas import arrow_schema
 from schemas.wikipedia import IndexedTableRow, TableRow
 
@@ -99,20 +98,14 @@ def build_tables(ingest_dir: Path, evidence_dir: Path, out_path: Path) -> TableS
         rows_without_evidence=table["evidence_id"].null_count,
         seconds=round(time.perf_counter() - started, 3),
     )
-    metadata = {**(schema.metadata or {}), STATS_KEY: stats.model_dump_json().encode()}
-    out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.tmp")
-    pq.write_table(
-        table.replace_schema_metadata(metadata),
-        tmp,
-        row_group_size=ROW_GROUP_ROWS,
-        compression="zstd",
-        sorting_columns=pq.SortingColumn.from_ordering(
-            schema, [("table_id", "ascending"), ("row_index", "ascending")]
-        ),
+    write_sorted(
+        table.replace_schema_metadata(schema.metadata),
+        out_path,
+        ["table_id", "row_index"],
+        ROW_GROUP_ROWS,
+        STATS_KEY,
+        stats,
     )
-    os.replace(tmp, out_path)
     return stats
 
 
