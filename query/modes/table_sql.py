@@ -163,8 +163,16 @@ def _holds(value: float, operator: str, threshold: float | None) -> bool:
     }[operator]
 
 
+def _set_operation(asked: SetQuestion) -> str:
+    if asked.kind == "count":
+        return f"{asked.operator} {asked.threshold:g}"
+    if asked.kind == "aggregate":
+        return f"({asked.aggregate})"
+    return f"({asked.direction}, place {asked.k})"
+
+
 def _value_text(value: Any) -> str:
-    """A SQL value as an answer: 3.0 → "3", 1234567.0 → "1,234,567", a date as ISO."""
+    """A SQL value as an answer: 3.0 → "3", 1234567.0 → "1,234,567", 83.456 as it is, a date as ISO."""
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, int) and not isinstance(value, bool):
@@ -298,8 +306,13 @@ class TableSqlMode:
             query = SqlQuery(
                 f"SELECT count(*) AS n FROM {TABLE} WHERE value {operator} $1", [asked.threshold], "count"
             )
+        elif asked.kind == "aggregate":
+            function = asked.aggregate or "sum"  # from a fixed set: sum, avg, median
+            query = SqlQuery(
+                f"SELECT {function}(value) AS value FROM {TABLE} WHERE value IS NOT NULL", [], "count"
+            )
         else:
-            query = superlative("value", asked.direction or "max", 1)
+            query = superlative("value", asked.direction or "max", asked.k)
         try:
             out = run_select(query.sql, {TABLE: table.arrow}, query.params)
         except (SqlRejected, SqlFailed) as exc:
@@ -316,6 +329,13 @@ class TableSqlMode:
         if unknown:
             notes.append("the index holds no value to compute the answer from")
             answer, entity_id, selected, picked, value = "unknown", None, [], [], None
+        elif asked.kind == "aggregate":
+            total = out.rows[0][0]
+            rounded = round(total, 2) if isinstance(total, float) else total
+            answer, entity_id, selected = _value_text(rounded), None, []
+            picked = [c for c in table.cells if c.value is not None]
+            value = answer
+            notes.append(f"{asked.aggregate} over the {known} with a value")
         elif asked.kind == "count":
             answer, entity_id, selected = _value_text(out.rows[0][0]), None, []
             picked = [
@@ -367,10 +387,7 @@ class TableSqlMode:
                 if i >= self.settings.display_rows
             ],
             total_rows=len(table.cells),
-            operation=f"{asked.kind}: {table.property_label}"
-            + (
-                f" {asked.operator} {asked.threshold:g}" if asked.kind == "count" else f" ({asked.direction})"
-            ),
+            operation=f"{asked.kind}: {table.property_label} {_set_operation(asked)}",
             sql=out.sql,
             params=list(query.params),
             selected=selected,
@@ -396,7 +413,7 @@ class TableSqlMode:
             timings=[StageTiming(stage=k, ms=round(v, 3)) for k, v in timings.items()],
             reader=NAME,
             index_version=self.index_version,
-            unit=table.unit if asked.kind == "superlative" else None,
+            unit=table.unit if asked.kind in ("superlative", "aggregate") else None,
             table=trace,
         )
 

@@ -1,6 +1,6 @@
 """Questions over a set of KG entities: "How many of the Chilean places have more than 100,000
-inhabitants?", "Which city has the most inhabitants?", "Which of Bonn, Parma and Siena has the largest
-area?".
+inhabitants?", "Which city has the most inhabitants?", "Which city has the second largest area?",
+"Which of Bonn, Parma and Siena has the largest area?", "What is the total population of the cities?".
 
 Rules read the shape: a count with a threshold, or a superlative; the set as written (its noun, the words
 before it, or an explicit list) and the phrase naming the quantity. What the words mean — which country
@@ -18,7 +18,15 @@ from query.understand.table_ops import Direction
 
 _NUMBER = r"(?P<num>\d[\d,]*(?:\.\d+)?)\s*(?P<scale>million|thousand|billion)?"
 _CMP = r"(?P<cmp>more than|over|above|at least|fewer than|less than|under|below|at most)"
-_SUP = r"(?P<sup>most|largest|highest|biggest|greatest|smallest|lowest|fewest|least)"
+_ORD = r"(?:(?P<ord>second|third|fourth|fifth|2nd|3rd|4th|5th) )?"
+_SUP = _ORD + r"(?P<sup>most|largest|highest|biggest|greatest|smallest|lowest|fewest|least)"
+_ORDINALS = {"second": 2, "third": 3, "fourth": 4, "fifth": 5, "2nd": 2, "3rd": 3, "4th": 4, "5th": 5}
+AGGREGATE = re.compile(
+    r"^what is the (?P<agg>total|combined|average|mean|median) (?P<measure>[\w\s\-]+?) of (?:all )?(?:the )?"
+    r"(?P<set>[\w\s'\-]+?)(?: in (?:the|this) (?:index|sample|dataset))?\s*\??$",
+    re.I,
+)
+_AGGREGATES = {"total": "sum", "combined": "sum", "average": "avg", "mean": "avg", "median": "median"}
 COUNT = re.compile(
     r"^how many (?:of )?(?:the )?(?P<set>[\w\s'\-]+?)(?: in (?:the|this) (?:index|sample|dataset))?"
     r" (?:have|has|had|with|are there with|count) (?:an? )?"
@@ -48,7 +56,7 @@ ANY_CLASS = frozenset({"place", "entity", "item", "thing", "one", "location", "s
 
 @dataclass(frozen=True)
 class SetQuestion:
-    kind: Literal["count", "superlative"]
+    kind: Literal["count", "superlative", "aggregate"]
     noun: str | None  # the set's noun, singular ("place", "city"); None for an explicit list
     modifiers: tuple[str, ...]  # words before the noun ("Chilean")
     members: tuple[str, ...]  # an explicit list, as written
@@ -56,6 +64,8 @@ class SetQuestion:
     operator: str | None = None  # a count's comparison: ">", ">=", "<", "<="
     threshold: float | None = None
     direction: Direction | None = None
+    k: int = 1  # the place asked: 2 for "the second largest"
+    aggregate: Literal["sum", "avg", "median"] | None = None
 
 
 def singular(noun: str) -> str:
@@ -81,6 +91,10 @@ def _split_list(text: str) -> tuple[str, ...]:
     return tuple(p.strip() for p in parts if p.strip())
 
 
+def _k(match: re.Match[str]) -> int:
+    return _ORDINALS.get((match["ord"] or "").casefold(), 1)
+
+
 def set_question(question: str) -> SetQuestion | None:
     """The set operation ``question`` asks, or None when it is not one of these shapes."""
     text = " ".join(question.replace("\u2019", "'").split())
@@ -91,15 +105,19 @@ def set_question(question: str) -> SetQuestion | None:
             kind="count", noun=noun, modifiers=modifiers, members=(), measure=m["measure"].strip(),
             operator=_OPERATORS[m["cmp"].casefold()], threshold=threshold,
         )  # fmt: skip
+    if (m := AGGREGATE.match(text)) is not None:
+        noun, modifiers = _split_set(m["set"])
+        return SetQuestion(kind="aggregate", noun=noun, modifiers=modifiers, members=(),
+                           measure=m["measure"].strip(), aggregate=_AGGREGATES[m["agg"].casefold()])  # type: ignore[arg-type]  # fmt: skip
     if (m := LIST.match(text)) is not None:
         members = _split_list(m["list"])
         if len(members) >= 2:
             direction: Direction = "max" if m["sup"].casefold() in _MAX else "min"
             return SetQuestion(kind="superlative", noun=None, modifiers=(), members=members,
-                               measure=m["measure"].strip(), direction=direction)  # fmt: skip
+                               measure=m["measure"].strip(), direction=direction, k=_k(m))  # fmt: skip
     if (m := SUPERLATIVE.match(text)) is not None:
         noun, modifiers = _split_set(m["set"])
         direction = "max" if m["sup"].casefold() in _MAX else "min"
         return SetQuestion(kind="superlative", noun=noun, modifiers=modifiers, members=(),
-                           measure=m["measure"].strip(), direction=direction)  # fmt: skip
+                           measure=m["measure"].strip(), direction=direction, k=_k(m))  # fmt: skip
     return None

@@ -119,3 +119,17 @@ def test_a_set_the_index_cannot_resolve_is_declined_with_its_reason(engine):
     result = engine.ask("Which Atlantean city has the most inhabitants?")
     step = next(s for s in result.route if s.mode == "table-sql")
     assert result.mode != "table-sql" and step.outcome == "declined" and "Atlantean" in step.reason
+
+
+def test_an_ordinal_and_an_aggregate_over_the_cities(engine, raw):
+    cities = [e for e in raw.values() if _items(e, "P31") & CITY]
+    values = {e["id"]: v for e in cities if (v := _amount(e, "P1082")) is not None}
+    ranked = sorted(set(values.values()), reverse=True)
+    second = [i for i, v in values.items() if v == ranked[1]]
+    result = engine.ask("Which city has the second most inhabitants?")
+    assert result.mode == "table-sql", result.route
+    assert result.answer_entity_id in second and "place 2" in result.table.operation
+    total = engine.ask("What is the total population of the cities?")
+    assert total.mode == "table-sql", total.route
+    assert float(total.answer.replace(",", "")) == pytest.approx(sum(values.values()))
+    assert "sum(value)" in total.table.sql
