@@ -118,6 +118,29 @@ class EntitySetPlanner:
                 return match.property, match.label
         raise SetDeclined(f"no quantity property is named by '{measure}'")
 
+    def _truthy(
+        self, entities: list[tuple[str, str | None]], country: str | None, classes: list[str]
+    ) -> list[tuple[str, str | None]]:
+        """The members whose best-rank statements (preferred if any, else normal) say the country and the
+        class: the graph's edges hold every non-deprecated statement, so a city that *was* in a country, or
+        was once classed as a city, would otherwise count."""
+        wanted = [p for p, v in (("P17", country), ("P31", classes)) if v]
+        by_subject: dict[tuple[str, str], list] = {}
+        for statement in self.statements.lookup([e for e, _ in entities], wanted):
+            by_subject.setdefault((statement.subject, statement.property), []).append(statement)
+
+        def says(entity_id: str, prop: str, values: set[str]) -> bool:
+            live = [s for s in by_subject.get((entity_id, prop), []) if s.rank != "deprecated"]
+            best = [s for s in live if s.rank == "preferred"] or live
+            return any(s.value_item in values for s in best)
+
+        return [
+            (e, label)
+            for e, label in entities
+            if (country is None or says(e, "P17", {country}))
+            and (not classes or says(e, "P31", set(classes)))
+        ]
+
     # -- the plan ---------------------------------------------------------------------------------------
 
     def plan(self, question: SetQuestion, understanding: Understanding) -> SetPlan:
@@ -147,6 +170,7 @@ class EntitySetPlanner:
                 raise SetDeclined(f"'{' '.join(question.modifiers)}' names no country the index knows")
             entities, params = self.graph.members(country, classes, MAX_MEMBERS + 2)
             entities = [(e, label) for e, label in entities if e != country]  # "places in Chile": not Chile
+            entities = self._truthy(entities, country, classes)
             capped = len(entities) > MAX_MEMBERS
             entities = entities[:MAX_MEMBERS]
             query = MEMBERS_CYPHER

@@ -64,8 +64,11 @@ def _year_of(statement: TypedStatement) -> int | None:
 
 
 def best_statement(statements: list[TypedStatement], year: int | None = None) -> TypedStatement | None:
-    """The statement that gives an entity's value: the asked year's, else preferred, else the latest."""
-    live = [s for s in statements if s.rank != "deprecated" and s.value_amount is not None]
+    """The statement that gives an entity's value: among the best-rank ones (preferred if any, else
+    normal), the asked year's, else the latest."""
+    live = [s for s in statements if s.rank != "deprecated"]
+    live = [s for s in live if s.rank == "preferred"] or live
+    live = [s for s in live if s.value_amount is not None]
     if year is not None:
         live = [s for s in live if _year_of(s) == year]
     if not live:

@@ -36,6 +36,16 @@ COUNT = re.compile(
     + r" (?P<measure>[\w\s\-]+?)\s*\??$",
     re.I,
 )
+COUNT_OF = re.compile(
+    r"^how many (?:of )?(?:the )?(?P<set>[\w\s'\-]+?)(?: in (?:the|this) (?:index|sample|dataset))?"
+    r" (?:have|has|had) an? (?P<measure>[\w\-]+(?: [\w\-]+)?) (?:of )?"
+    + _CMP
+    + r" "
+    + _NUMBER
+    + r"(?: [a-z ]+)?\s*\??$",
+    re.I,
+)
+"""The other word order: "How many mountains have an elevation above 3,000 metres?" (unit words ignored)."""
 SUPERLATIVE = re.compile(
     r"^which (?:of )?(?:the )?(?P<set>[\w\s'\-]+?)(?: in (?:the|this) (?:index|sample|dataset))?"
     r" (?:has|had|have|is home to) the " + _SUP + r" (?P<measure>[\w\s\-]+?)\s*\??$",
@@ -98,7 +108,7 @@ def _k(match: re.Match[str]) -> int:
 def set_question(question: str) -> SetQuestion | None:
     """The set operation ``question`` asks, or None when it is not one of these shapes."""
     text = " ".join(question.replace("\u2019", "'").split())
-    if (m := COUNT.match(text)) is not None:
+    if (m := COUNT.match(text) or COUNT_OF.match(text)) is not None:
         noun, modifiers = _split_set(m["set"])
         threshold = float(m["num"].replace(",", "")) * _SCALES.get((m["scale"] or "").casefold(), 1.0)
         return SetQuestion(
