@@ -48,7 +48,7 @@ class EngineConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     modes: list[str] = Field(
-        default_factory=lambda: ["kg-lookup", "retrieve-read"],
+        default_factory=lambda: ["kg-lookup", "table-sql", "retrieve-read"],
         min_length=1,
         description="reasoning modes the router may pick, in order of preference when their estimates tie; "
         "the last one should always answer",

@@ -63,6 +63,11 @@ NAME = "table-sql"
 class TableSqlSettings(BaseModel):
     """Bounds of the table-sql mode (``[table_sql]`` in an engine config)."""
 
+    retrieved_tables: bool = Field(
+        False,
+        description="also answer superlatives and positions over a retrieved Wikipedia table; off until "
+        "the OTT-QA report fold shows it helps (the graph path is always on)",
+    )
     estimate: float = Field(0.6, ge=0, le=1, description="router order when the question has a row cue")
     set_estimate: float = Field(
         0.995,
@@ -209,6 +214,8 @@ class TableSqlMode:
     def estimate(self, understanding: Understanding) -> tuple[float, str]:
         if self.planner is not None and (asked := set_question(understanding.question)) is not None:
             return self.settings.set_estimate, f"the question asks a {asked.kind} over a set of entities"
+        if not self.settings.retrieved_tables:
+            return 0.0, "no set question; the retrieved-table path is off (table_sql.retrieved_tables)"
         if self.tables is None:
             return 0.0, "the index has no tables (built before the tables stage): rebuild it"
         op = table_op(understanding.question)
@@ -232,6 +239,8 @@ class TableSqlMode:
             return outcome
 
     def _over_table(self, understanding: Understanding) -> QueryResult | Declined:
+        if not self.settings.retrieved_tables:
+            return Declined(NAME, "the retrieved-table path is off (table_sql.retrieved_tables)")
         op = table_op(understanding.question)
         if op is None or self.tables is None or (op.kind == "count" and self.writer is None):
             return Declined(NAME, "no row operation this mode can run")

@@ -18,11 +18,14 @@ from query.understand.table_ops import Direction
 
 _NUMBER = r"(?P<num>\d[\d,]*(?:\.\d+)?)\s*(?P<scale>million|thousand|billion)?"
 _CMP = r"(?P<cmp>more than|over|above|at least|fewer than|less than|under|below|at most)"
+_MEASURE = r"(?P<measure>[\w\-]+(?: [\w\-]+){0,3}?)"
+"""At most four words ("population", "total area"): a longer tail is a condition these shapes cannot
+read ("the population of the nations that competed in 1908"), so the question does not match."""
 _ORD = r"(?:(?P<ord>second|third|fourth|fifth|2nd|3rd|4th|5th) )?"
 _SUP = _ORD + r"(?P<sup>most|largest|highest|biggest|greatest|smallest|lowest|fewest|least)"
 _ORDINALS = {"second": 2, "third": 3, "fourth": 4, "fifth": 5, "2nd": 2, "3rd": 3, "4th": 4, "5th": 5}
 AGGREGATE = re.compile(
-    r"^what is the (?P<agg>total|combined|average|mean|median) (?P<measure>[\w\s\-]+?) of (?:all )?(?:the )?"
+    r"^what is the (?P<agg>total|combined|average|mean|median) " + _MEASURE + r" of (?:all )?(?:the )?"
     r"(?P<set>[\w\s'\-]+?)(?: in (?:the|this) (?:index|sample|dataset))?\s*\??$",
     re.I,
 )
@@ -33,12 +36,14 @@ COUNT = re.compile(
     + _CMP
     + r" "
     + _NUMBER
-    + r" (?P<measure>[\w\s\-]+?)\s*\??$",
+    + r" "
+    + _MEASURE
+    + r"\s*\??$",
     re.I,
 )
 COUNT_OF = re.compile(
     r"^how many (?:of )?(?:the )?(?P<set>[\w\s'\-]+?)(?: in (?:the|this) (?:index|sample|dataset))?"
-    r" (?:have|has|had) an? (?P<measure>[\w\-]+(?: [\w\-]+)?) (?:of )?"
+    r" (?:have|has|had) an? (?P<measure>[\w\-]+(?: (?!of\b)[\w\-]+)?) (?:of )?"
     + _CMP
     + r" "
     + _NUMBER
@@ -48,11 +53,12 @@ COUNT_OF = re.compile(
 """The other word order: "How many mountains have an elevation above 3,000 metres?" (unit words ignored)."""
 SUPERLATIVE = re.compile(
     r"^which (?:of )?(?:the )?(?P<set>[\w\s'\-]+?)(?: in (?:the|this) (?:index|sample|dataset))?"
-    r" (?:has|had|have|is home to) the " + _SUP + r" (?P<measure>[\w\s\-]+?)\s*\??$",
+    r" (?:has|had|have|is home to) the " + _SUP + r" " + _MEASURE + r"\s*\??$",
     re.I,
 )
 LIST = re.compile(
-    r"^which of (?P<list>.+?) (?:has|had|have) the " + _SUP + r" (?P<measure>[\w\s\-]+?)\s*\??$", re.I
+    r"^which of (?P<list>.+?) (?:has|had|have) the " + _SUP + r" " + _MEASURE + r"\s*\??$",
+    re.I,
 )
 _OPERATORS = {
     "more than": ">", "over": ">", "above": ">", "at least": ">=",

@@ -29,10 +29,11 @@ def engine(sample_index):
 
 
 def _items(entity: dict, prop: str) -> set[str]:
+    """The item values of the best-rank statements (preferred if any, else normal): Wikidata's truthy ones."""
+    live = [c for c in entity.get("claims", {}).get(prop, []) if c["rank"] != "deprecated"]
+    best = [c for c in live if c["rank"] == "preferred"] or live
     return {
-        c["mainsnak"]["datavalue"]["value"]["id"]
-        for c in entity.get("claims", {}).get(prop, [])
-        if c["mainsnak"].get("snaktype") == "value" and c["rank"] != "deprecated"
+        c["mainsnak"]["datavalue"]["value"]["id"] for c in best if c["mainsnak"].get("snaktype") == "value"
     }
 
 

@@ -54,7 +54,11 @@ def test_area_is_the_statement_with_its_unit_apart(engine: Engine):
     assert (fact.subject, fact.property) == (BELGIUM, "P2046") and fact.statement_id == claim["id"]
     supporting = [e for e in result.evidence if e.evidence_id in result.supporting_evidence_ids]
     assert supporting and supporting[0].provenance.statement_id == claim["id"]
-    assert [s.outcome for s in result.route] == ["answered", "not tried"]
+    assert [(s.mode, s.outcome) for s in result.route] == [
+        ("kg-lookup", "answered"),
+        ("retrieve-read", "not tried"),
+        ("table-sql", "declined"),  # no set question, and its retrieved-table path is off
+    ]
 
 
 def test_a_year_picks_the_statement_whose_point_in_time_covers_it(engine: Engine):

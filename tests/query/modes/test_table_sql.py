@@ -12,7 +12,7 @@ import json
 import pytest
 
 from query import Engine, EngineConfig
-from query.modes.table_sql import pick_table
+from query.modes.table_sql import TableSqlSettings, pick_table
 from tests.conftest import OTTQA
 
 MODES = ["kg-lookup", "table-sql", "retrieve-read"]
@@ -27,7 +27,8 @@ def raw() -> dict[str, dict]:
 @pytest.fixture(scope="module")
 def engine(sample_index):
     _, result = sample_index
-    with Engine.open(result.version_dir, EngineConfig(modes=MODES, reader="candidates")) as engine:
+    config = EngineConfig(modes=MODES, reader="candidates", table_sql=TableSqlSettings(retrieved_tables=True))
+    with Engine.open(result.version_dir, config) as engine:
         yield engine
 
 
@@ -131,7 +132,8 @@ def test_the_batch_record_keeps_the_table_and_the_sql(sample_index, raw):
 
     _, built = sample_index
     reader = IndexReader(built.version_dir)
-    answerer = EngineAnswerer(reader, config=EngineConfig(modes=MODES, reader="candidates"))
+    config = EngineConfig(modes=MODES, reader="candidates", table_sql=TableSqlSettings(retrieved_tables=True))
+    answerer = EngineAnswerer(reader, config=config)
     try:
         question = "Which club in the 2012 Belarusian Premier League has the largest stadium capacity?"
         record = answerer.answer(Question(id="q1", question=question))
@@ -164,9 +166,10 @@ def test_a_count_gets_sql_written_by_the_real_model(engine, raw, small_llm):
     table_id = "2012_Belarusian_Premier_League_0"
     question = "How many clubs of the 2012 Belarusian Premier League have a stadium capacity over 5,000?"
     expected = sum(int(v.replace(",", "")) > 5000 for v in _column(raw, table_id, "Capacity"))
-    mode = TableSqlMode(engine, engine.store, engine.reader.tables, llm=small_llm)
+    on = TableSqlSettings(retrieved_tables=True)
+    mode = TableSqlMode(engine, engine.store, engine.reader.tables, on, llm=small_llm)
     assert mode.estimate(engine.understand(question))[0] > 0
-    without = TableSqlMode(engine, engine.store, engine.reader.tables)
+    without = TableSqlMode(engine, engine.store, engine.reader.tables, on)
     assert without.estimate(engine.understand(question))[0] == 0.0  # no model: a count is declined
     result = mode.run(engine.understand(question))
     assert not isinstance(result, Declined), result
