@@ -16,10 +16,14 @@ DAG_PROGRESS := grep --line-buffered -oE \
 	'\[DAG TEST\] (starting|end task) task_id=[a-z_0-9]+ map_index=-?[0-9]+|embedded [0-9]+/[0-9]+ new evidence texts'
 
 # Asked against the sample index at the end of the demo: KG facts (a quantity with its unit, a value with a
-# qualifier: the kg-lookup mode), a passage, a table row, and one the index knows nothing about ("unknown");
+# qualifier: the kg-lookup mode), two questions over a set of entities (the table-sql mode: a superlative,
+# and a count the sample cannot make, shown with its set, table and SQL), a passage, a table row, and one
+# the index knows nothing about ("unknown");
 # the last three are read by the LLM reader. The batch DAG before them answers its 139 questions with the
 # candidate reader (milliseconds each; the LLM would take ~15 s each on 2 cores).
 DEMO_QUESTIONS := "What is the area of Belgium?" "What was the population of Belgium in 2014?" \
+	"Which city has the most inhabitants?" \
+	"How many of the Chilean places in the index have more than 100,000 inhabitants?" \
 	"What was the name of Aristotle's father?" \
 	"Who was the interior decorator of the film Sunrise in 1927/28?" \
 	"What is the favourite colour of the invisible dragon Zorblax?"
