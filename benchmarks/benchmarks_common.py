@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from query.evaluation.machine import machine
 
-__all__ = ["best_of", "machine"]
+__all__ = ["best_of", "machine", "pct"]
 
 
 def best_of(repeat: int, fn: Callable[[], object]) -> tuple[float, object]:
@@ -21,3 +21,9 @@ def best_of(repeat: int, fn: Callable[[], object]) -> tuple[float, object]:
         result = fn()
         best = min(best, time.perf_counter() - start)
     return best, result
+
+
+def pct(values: Iterable[float]) -> str:
+    """The mean of 0/1 (or fractional) scores as a percentage with one decimal; "-" for none."""
+    values = list(values)
+    return f"{100 * sum(values) / len(values):.1f}" if values else "-"

@@ -23,7 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks_common import machine  # noqa: E402
+from benchmarks_common import machine, pct  # noqa: E402
 
 from query.config import EngineConfig  # noqa: E402
 from query.engine import Engine  # noqa: E402
@@ -86,10 +86,6 @@ def _report(args, argv, rows, version) -> list[str]:
     kinds: dict[str, list[dict]] = defaultdict(list)
     for r in rows:
         kinds[r["type"]].append(r)
-
-    def pct(values) -> str:
-        values = list(values)
-        return f"{100 * sum(values) / len(values):.1f}" if values else "-"
 
     lines = [
         f"# Multi-entity KG questions ({len(rows)})",

@@ -32,7 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks_common import machine  # noqa: E402
+from benchmarks_common import machine, pct  # noqa: E402
 
 from ingest.progress import progress  # noqa: E402
 from query.config import EngineConfig  # noqa: E402
@@ -142,10 +142,6 @@ def _report(args, argv, cued, rows, version) -> list[str]:
     right_table = [
         r for r in taken if r["table"] and r["gold_table"] and r["table"].endswith(r["gold_table"])
     ]
-
-    def pct(values) -> str:
-        values = list(values)
-        return f"{100 * sum(values) / len(values):.1f}" if values else "-"
 
     lines = [
         f"# table-sql on OTT-QA dev cue questions: {args.fold} fold ({n} questions)",
