@@ -50,6 +50,7 @@ from query.sql.guard import SqlFailed, SqlRejected, run_select
 from query.sql.templates import ROW, TABLE, SqlQuery, position, superlative
 from query.sql.writer import SqlWriter
 from query.tabulate.columns import answer_column, header_words, measure_column
+from query.tabulate.entities import EntityCell
 from query.tabulate.frame import QuestionTable, typed_table
 from query.understand.entity_sets import SetQuestion, set_question
 from query.understand.properties import PropertyLabels
@@ -166,6 +167,17 @@ def _holds(value: float, operator: str, threshold: float | None) -> bool:
         "<": value < threshold,
         "<=": value <= threshold,
     }[operator]
+
+
+def _entity_row(index: int, cell: EntityCell) -> TableRowView:
+    """One entity of a graph table as shown: its label (linked to its id), its value and statement."""
+    return TableRowView(
+        row_index=index,
+        cells=[
+            TableCellValue(text=cell.label, links=[cell.entity_id]),
+            TableCellValue(text=cell.text, provenance=cell.provenance),
+        ],
+    )
 
 
 def _set_operation(asked: SetQuestion) -> str:
@@ -364,6 +376,8 @@ class TableSqlMode:
             if len(selected) > 1:
                 notes.append(f"{len(selected)} entities tie")
         note = "; ".join(notes) or None
+        shown = list(range(min(len(table.cells), self.settings.display_rows)))
+        shown += [i for i in selected if i >= self.settings.display_rows]  # chosen rows always shown
         trace = TableSql(
             source="graph",
             set_query=plan.query,
@@ -374,27 +388,7 @@ class TableSqlMode:
                 TableColumn(name="entity", header="entity", type="text"),
                 TableColumn(name="value", header=f"{table.property_label} ({table.property})", type="number"),
             ],
-            rows=[
-                TableRowView(
-                    row_index=i,
-                    cells=[
-                        TableCellValue(text=c.label, links=[c.entity_id]),
-                        TableCellValue(text=c.text, provenance=c.provenance),
-                    ],
-                )
-                for i, c in enumerate(table.cells[: self.settings.display_rows])
-            ]
-            + [
-                TableRowView(
-                    row_index=i,
-                    cells=[
-                        TableCellValue(text=table.cells[i].label, links=[table.cells[i].entity_id]),
-                        TableCellValue(text=table.cells[i].text, provenance=table.cells[i].provenance),
-                    ],
-                )
-                for i in selected
-                if i >= self.settings.display_rows
-            ],
+            rows=[_entity_row(i, table.cells[i]) for i in shown],
             total_rows=len(table.cells),
             operation=f"{asked.kind}: {table.property_label} {_set_operation(asked)}",
             sql=out.sql,
