@@ -6,12 +6,15 @@ import sys
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from query.evaluation.machine import machine
 
-__all__ = ["best_of", "machine", "pct"]
+__all__ = ["best_of", "machine", "pct", "timed_ms"]
+
+T = TypeVar("T")
 
 
 def best_of(repeat: int, fn: Callable[[], object]) -> tuple[float, object]:
@@ -27,3 +30,10 @@ def pct(values: Iterable[float]) -> str:
     """The mean of 0/1 (or fractional) scores as a percentage with one decimal; "-" for none."""
     values = list(values)
     return f"{100 * sum(values) / len(values):.1f}" if values else "-"
+
+
+def timed_ms(fn: Callable[[], T]) -> tuple[T, float]:
+    """``fn()`` and the milliseconds it took (one run, wall clock)."""
+    start = time.perf_counter()
+    result = fn()
+    return result, (time.perf_counter() - start) * 1000

@@ -16,14 +16,13 @@ import json
 import shlex
 import statistics
 import sys
-import time
 from collections import defaultdict
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks_common import machine, pct  # noqa: E402
+from benchmarks_common import machine, pct, timed_ms  # noqa: E402
 
 from query.config import EngineConfig  # noqa: E402
 from query.engine import Engine  # noqa: E402
@@ -49,12 +48,8 @@ def main(argv: list[str] | None = None) -> int:
         default = Router([by_name[m] for m in DEFAULT])
         for q in questions:
             understanding = engine.understand(q["question"])
-            started = time.perf_counter()
-            base = default.run(understanding)
-            base_ms = (time.perf_counter() - started) * 1000
-            started = time.perf_counter()
-            result = engine.router.run(understanding)
-            ms = (time.perf_counter() - started) * 1000
+            base, base_ms = timed_ms(lambda u=understanding: default.run(u))
+            result, ms = timed_ms(lambda u=understanding: engine.router.run(u))
             answer = "" if result.unknown else result.answer
             rows.append(
                 {

@@ -25,14 +25,13 @@ import json
 import shlex
 import statistics
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks_common import machine, pct  # noqa: E402
+from benchmarks_common import machine, pct, timed_ms  # noqa: E402
 
 from ingest.progress import progress  # noqa: E402
 from query.config import EngineConfig  # noqa: E402
@@ -88,12 +87,8 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 golds = question.answer_texts()
                 understanding = engine.understand(question.question)
-                started = time.perf_counter()
-                base = shipped.run(understanding)
-                base_ms = (time.perf_counter() - started) * 1000
-                started = time.perf_counter()
-                with_mode = engine.router.run(understanding)
-                with_ms = (time.perf_counter() - started) * 1000
+                base, base_ms = timed_ms(lambda u=understanding: shipped.run(u))
+                with_mode, with_ms = timed_ms(lambda u=understanding: engine.router.run(u))
                 step = next(s for s in with_mode.route if s.mode == TABLE_SQL)
                 row = {
                     "id": question.id,
