@@ -416,7 +416,7 @@ class TableSqlMode:
             timings=[StageTiming(stage=k, ms=round(v, 3)) for k, v in timings.items()],
             reader=NAME,
             index_version=self.index_version,
-            unit=table.unit if asked.kind in ("superlative", "aggregate") else None,
+            unit=table.unit if asked.kind == "aggregate" else None,  # an entity answer has no unit
             table=trace,
         )
 

@@ -68,6 +68,7 @@ def test_the_city_with_the_most_inhabitants(engine, raw):
     result = engine.ask("Which city has the most inhabitants?")
     assert result.mode == "table-sql", result.route
     assert (result.answer, result.answer_entity_id) == (_label(raw[best]), best)
+    assert result.unit is None  # the answer is a city, not a quantity
     table = result.table
     assert table.source == "graph" and "MATCH (e:Entity)" in table.set_query
     assert sorted(table.set_params["classes"]) == sorted(CITY) and table.set_params["any_country"]
@@ -97,7 +98,7 @@ def test_an_explicit_list_compares_its_members(engine, raw):
     assert all(v is not None for v in names.values())
     result = engine.ask("Which of Bonn, Parma and Siena has the largest area?")
     assert result.mode == "table-sql", result.route
-    assert result.answer == max(names, key=names.get)
+    assert result.answer == max(names, key=names.get) and result.unit is None  # a city, not an area
     assert result.table.set_query == "explicit list" and result.table.total_rows == 3
 
 
