@@ -195,6 +195,17 @@ class TableRowView(BaseModel):
     evidence_id: str | None = Field(None, description="the evidence row that says this table row")
 
 
+class StatisticalTest(BaseModel):
+    """A test a statistics question was answered by, with what it found (``query.sql.stats``)."""
+
+    name: str = Field(description="'Shapiro-Wilk', 'Pearson correlation', 'Levene (median)'")
+    statistic: float = Field(description="W, r or the Levene statistic")
+    p_value: float
+    n: list[int] = Field(description="values in each sample tested")
+    alpha: float = Field(description="the significance level the verdict is read at")
+    verdict: str = Field(description="what the p-value says, in words")
+
+
 class TableSql(BaseModel):
     """The table a table-sql answer was computed over, the SQL that ran, and the rows it picked."""
 
@@ -213,6 +224,7 @@ class TableSql(BaseModel):
     selected: list[int] = Field(default_factory=list, description="row_index of the rows the SQL returned")
     value: str | None = Field(None, description="the ranked value or the count the SQL returned")
     note: str | None = Field(None, description="a tie, a cap or another reason to trust the answer less")
+    test: StatisticalTest | None = Field(None, description="the test a statistics question ran, if any")
 
 
 class QueryResult(BaseModel):

@@ -43,6 +43,16 @@ MAX_MEMBERS = 2000
 
 
 @dataclass
+class SetMembers:
+    """An entity set and the query (with its parameters) that made it."""
+
+    entities: list[tuple[str, str | None]]
+    query: str  # the Cypher, or "explicit list"
+    params: dict
+    capped: bool
+
+
+@dataclass
 class SetPlan:
     """A resolved set question: the entity set (and the query that made it), the property, the table."""
 
@@ -143,8 +153,9 @@ class EntitySetPlanner:
 
     # -- the plan ---------------------------------------------------------------------------------------
 
-    def plan(self, question: SetQuestion, understanding: Understanding) -> SetPlan:
-        prop, label = self.prop(question.measure)
+    def members(self, question: SetQuestion, understanding: Understanding) -> SetMembers:
+        """The entity set: an explicit list linked member by member, else the fixed Cypher over the
+        country and class the question names, kept to truthy members, capped at ``MAX_MEMBERS``."""
         if question.members:
             entities = []
             for written in question.members:
@@ -159,26 +170,38 @@ class EntitySetPlanner:
                     entities.append((hits[0].entity_id, hits[0].label))
                 else:
                     entities.append((link.best.entity_id, link.best.label))
-            query, params, capped = "explicit list", {"members": [e for e, _ in entities]}, False
-        else:
-            country = self.country(question, understanding)
-            classes = self.classes(question.noun)
-            if country is None and not classes:
-                what = " ".join([*question.modifiers, question.noun or ""]).strip()
-                raise SetDeclined(f"'{what}' names neither a country nor a class the index knows")
-            if question.modifiers and country is None:
-                raise SetDeclined(f"'{' '.join(question.modifiers)}' names no country the index knows")
-            entities, params = self.graph.members(country, classes, MAX_MEMBERS + 2)
-            entities = [(e, label) for e, label in entities if e != country]  # "places in Chile": not Chile
-            entities = self._truthy(entities, country, classes)
-            capped = len(entities) > MAX_MEMBERS
-            entities = entities[:MAX_MEMBERS]
-            query = MEMBERS_CYPHER
-            if not entities:
-                raise SetDeclined(f"the entity set is empty (country {country}, classes {classes})")
+            return SetMembers(entities, "explicit list", {"members": [e for e, _ in entities]}, False)
+        country = self.country(question, understanding)
+        classes = self.classes(question.noun)
+        if country is None and not classes:
+            what = " ".join([*question.modifiers, question.noun or ""]).strip()
+            raise SetDeclined(f"'{what}' names neither a country nor a class the index knows")
+        if question.modifiers and country is None:
+            raise SetDeclined(f"'{' '.join(question.modifiers)}' names no country the index knows")
+        entities, params = self.graph.members(country, classes, MAX_MEMBERS + 2)
+        entities = [(e, label) for e, label in entities if e != country]  # "places in Chile": not Chile
+        entities = self._truthy(entities, country, classes)
+        capped = len(entities) > MAX_MEMBERS
+        if not entities:
+            raise SetDeclined(f"the entity set is empty (country {country}, classes {classes})")
+        return SetMembers(entities[:MAX_MEMBERS], MEMBERS_CYPHER, params, capped)
+
+    def values(
+        self, entities: list[tuple[str, str | None]], measure: str, understanding: Understanding
+    ) -> EntityTable:
+        """Each entity's value of the quantity ``measure`` names (the asked year's, when one is)."""
+        prop, label = self.prop(measure)
         year = understanding.intent.time.years[0] if understanding.intent.time.years else None
         try:
-            table = entity_table(entities, self.statements, prop, label, year)
+            return entity_table(entities, self.statements, prop, label, year)
         except MixedUnits as exc:
             raise SetDeclined(str(exc)) from exc
-        return SetPlan(entities, query, params, prop, label, table, capped)
+
+    def plan(self, question: SetQuestion, understanding: Understanding) -> SetPlan:
+        self.prop(question.measure)  # an unnamed quantity is the first reason, before any graph query
+        members = self.members(question, understanding)
+        table = self.values(members.entities, question.measure, understanding)
+        return SetPlan(
+            members.entities, members.query, members.params, table.property, table.property_label, table,
+            members.capped,
+        )  # fmt: skip

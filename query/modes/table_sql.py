@@ -32,7 +32,6 @@ row has a value.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -45,20 +44,17 @@ from index.tables import TableStore
 from query.llm.chat import Llm
 from query.modes.base import Declined, Understanding
 from query.modes.entity_sets import EntitySetPlanner, SetDeclined
+from query.modes.set_answers import NAME, SetAnswerer
 from query.retrieve.evidence_store import EvidenceRow, EvidenceStore
 from query.sql.guard import SqlFailed, SqlRejected, run_select
-from query.sql.templates import ROW, TABLE, SqlQuery, position, superlative
+from query.sql.templates import ROW, TABLE, SqlQuery, position, superlative, value_text
 from query.sql.writer import SqlWriter
 from query.tabulate.columns import answer_column, header_words, measure_column
-from query.tabulate.entities import EntityCell
 from query.tabulate.frame import QuestionTable, typed_table
-from query.understand.entity_sets import SetQuestion, set_question
+from query.understand.entity_sets import set_question, set_readings
 from query.understand.properties import PropertyLabels
 from query.understand.table_ops import IMPLIED, ORDINALS, TableOp, table_op
-from schemas.answers import StageTiming
 from schemas.query import QueryResult, TableCellValue, TableColumn, TableRowView, TableSql
-
-NAME = "table-sql"
 
 
 class TableSqlSettings(BaseModel):
@@ -81,6 +77,12 @@ class TableSqlSettings(BaseModel):
     max_rows: int = Field(2000, ge=2, description="a table larger than this is not loaded")
     display_rows: int = Field(50, ge=1, description="rows of the table kept in the result")
     hop_passages: int = Field(3, ge=0, description="lead passages of the chosen row's links read after it")
+    alpha: float = Field(
+        0.05, gt=0, lt=1, description="significance level a statistics question's verdict is read at"
+    )
+    min_test_values: int = Field(
+        5, ge=3, description="values per sample below which a statistics test is refused, not run"
+    )
 
 
 class TableSqlPipeline(Protocol):
@@ -158,45 +160,6 @@ def _direct_column(question: str, table: QuestionTable, op: TableOp, exclude: st
     return column.name
 
 
-def _holds(value: float, operator: str, threshold: float | None) -> bool:
-    if threshold is None:
-        return False
-    return {
-        ">": value > threshold,
-        ">=": value >= threshold,
-        "<": value < threshold,
-        "<=": value <= threshold,
-    }[operator]
-
-
-def _entity_row(index: int, cell: EntityCell) -> TableRowView:
-    """One entity of a graph table as shown: its label (linked to its id), its value and statement."""
-    return TableRowView(
-        row_index=index,
-        cells=[
-            TableCellValue(text=cell.label, links=[cell.entity_id]),
-            TableCellValue(text=cell.text, provenance=cell.provenance),
-        ],
-    )
-
-
-def _set_operation(asked: SetQuestion) -> str:
-    if asked.kind == "count":
-        return f"{asked.operator} {asked.threshold:g}"
-    if asked.kind == "aggregate":
-        return f"({asked.aggregate})"
-    return f"({asked.direction}, place {asked.k})"
-
-
-def _value_text(value: Any) -> str:
-    """A SQL value as an answer: 3.0 → "3", 1234567.0 → "1,234,567", 83.456 as it is, a date as ISO."""
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:,}" if abs(value) >= 10_000 else str(value)
-    return str(value)
-
-
 class TableSqlMode:
     name = NAME
 
@@ -217,15 +180,22 @@ class TableSqlMode:
         self.pipeline, self.store, self.tables = pipeline, store, tables
         self.settings = settings or TableSqlSettings()
         self.writer = SqlWriter(llm) if llm is not None else None
-        self.planner = (
-            EntitySetPlanner(graph, statements, properties, aliases)
+        self.sets = (
+            SetAnswerer(
+                EntitySetPlanner(graph, statements, properties, aliases),
+                store,
+                display_rows=self.settings.display_rows,
+                alpha=self.settings.alpha,
+                min_test_values=self.settings.min_test_values,
+                index_version=index_version,
+            )
             if graph is not None and statements is not None and properties is not None and aliases is not None
             else None
         )
 
     def estimate(self, understanding: Understanding) -> tuple[float, str]:
-        if self.planner is not None and (asked := set_question(understanding.question)) is not None:
-            return self.settings.set_estimate, f"the question asks a {asked.kind} over a set of entities"
+        if self.sets is not None and (asked := set_question(understanding.question)) is not None:
+            return self.settings.set_estimate, f"a set question ({asked.kind}) over entities of the graph"
         if not self.settings.retrieved_tables:
             return 0.0, "no set question; the retrieved-table path is off (table_sql.retrieved_tables)"
         if self.tables is None:
@@ -239,16 +209,19 @@ class TableSqlMode:
 
     def run(self, understanding: Understanding) -> QueryResult | Declined:
         """The graph path for a set question, else (or when it cannot) the retrieved-table path."""
-        asked = set_question(understanding.question) if self.planner is not None else None
-        if asked is None:
+        readings = set_readings(understanding.question) if self.sets is not None else []
+        if not readings or self.sets is None:
             return self._over_table(understanding)
-        try:
-            return self._over_set(understanding, asked)
-        except SetDeclined as exc:
-            outcome = self._over_table(understanding)
-            if isinstance(outcome, Declined):
-                return Declined(NAME, f"graph: {exc}; table: {outcome.reason}")
-            return outcome
+        reasons = []
+        for asked in readings:
+            try:
+                return self.sets.answer(understanding, asked)
+            except SetDeclined as exc:
+                reasons.append(f"as a {asked.kind}: {exc}" if len(readings) > 1 else str(exc))
+        outcome = self._over_table(understanding)
+        if isinstance(outcome, Declined):
+            return Declined(NAME, f"graph: {'; '.join(reasons)}; table: {outcome.reason}")
+        return outcome
 
     def _over_table(self, understanding: Understanding) -> QueryResult | Declined:
         if not self.settings.retrieved_tables:
@@ -300,7 +273,7 @@ class TableSqlMode:
         if out.columns and out.columns[0] != ROW:  # one value (a count, an aggregate): the answer itself
             if len(out.rows) != 1 or len(out.rows[0]) != 1 or out.rows[0][0] is None:
                 return Declined(NAME, f"the SQL over {table_id} returned neither rows nor one value")
-            value = _value_text(out.rows[0][0])
+            value = value_text(out.rows[0][0])
             trace = self._trace(table, op, query, out.sql, [], value, None, measure, written_by)
             return self._value_answer(staged, value, trace)
         selected = [int(r[0]) for r in out.rows if r[0] is not None]
@@ -308,117 +281,12 @@ class TableSqlMode:
             return Declined(NAME, f"the SQL over {table_id} returned no row of the table")
         chosen = table.row(selected[0])
         note = f"{len(selected)} rows tie at this place; the first is read" if len(selected) > 1 else None
-        value = _value_text(out.rows[0][1]) if len(out.rows[0]) > 1 and op.kind == "superlative" else None
+        value = value_text(out.rows[0][1]) if len(out.rows[0]) > 1 and op.kind == "superlative" else None
         trace = self._trace(table, op, query, out.sql, selected, value, note, measure, written_by)
         direct = _direct_column(understanding.question, table, op, exclude)
         if direct is not None and table.cell_text(chosen.row_index, direct).strip():
             return self._direct_answer(staged, table, chosen, direct, trace, note)
         return self._read_from_row(staged, chosen, trace, note)
-
-    # -- over a set of KG entities ------------------------------------------------------------------
-
-    def _over_set(self, understanding: Understanding, asked: SetQuestion) -> QueryResult:
-        assert self.planner is not None
-        started = time.perf_counter()
-        plan = self.planner.plan(asked, understanding)
-        table = plan.table
-        if asked.kind == "count":
-            operator = asked.operator or ">"
-            query = SqlQuery(
-                f"SELECT count(*) AS n FROM {TABLE} WHERE value {operator} $1", [asked.threshold], "count"
-            )
-        elif asked.kind == "aggregate":
-            function = asked.aggregate or "sum"  # from a fixed set: sum, avg, median
-            query = SqlQuery(
-                f"SELECT {function}(value) AS value FROM {TABLE} WHERE value IS NOT NULL", [], "count"
-            )
-        else:
-            query = superlative("value", asked.direction or "max", asked.k)
-        try:
-            out = run_select(query.sql, {TABLE: table.arrow}, query.params)
-        except (SqlRejected, SqlFailed) as exc:
-            raise SetDeclined(f"the SQL over the entity table failed: {exc}") from exc
-        known = len(table.cells) - table.missing
-        notes = (
-            [f"{table.missing} of {len(table.cells)} entities have no {table.property_label} statement"]
-            if table.missing
-            else []
-        )
-        if plan.capped:
-            notes.append(f"the set was cut at {len(plan.entities)} entities")
-        unknown = known == 0  # the set is known, its values are not: no number can be given
-        if unknown:
-            notes.append("the index holds no value to compute the answer from")
-            answer, entity_id, selected, picked, value = "unknown", None, [], [], None
-        elif asked.kind == "aggregate":
-            total = out.rows[0][0]
-            rounded = round(total, 2) if isinstance(total, float) else total
-            answer, entity_id, selected = _value_text(rounded), None, []
-            picked = [c for c in table.cells if c.value is not None]
-            value = answer
-            notes.append(f"{asked.aggregate} over the {known} with a value")
-        elif asked.kind == "count":
-            answer, entity_id, selected = _value_text(out.rows[0][0]), None, []
-            picked = [
-                c
-                for c, v in zip(table.cells, table.arrow["value"].to_pylist(), strict=True)
-                if v is not None and _holds(v, operator, asked.threshold)
-            ]
-            value = answer
-            notes.append(f"counted over the {known} with a value")
-        else:
-            if not out.rows:
-                raise SetDeclined(f"no entity of the set has a {table.property_label} value")
-            selected = [int(r[0]) for r in out.rows]
-            picked = [table.cells[i] for i in selected]
-            answer, entity_id = picked[0].label, picked[0].entity_id
-            value = _value_text(out.rows[0][1])
-            if len(selected) > 1:
-                notes.append(f"{len(selected)} entities tie")
-        note = "; ".join(notes) or None
-        shown = list(range(min(len(table.cells), self.settings.display_rows)))
-        shown += [i for i in selected if i >= self.settings.display_rows]  # chosen rows always shown
-        trace = TableSql(
-            source="graph",
-            set_query=plan.query,
-            set_params=plan.params,
-            title=f"{table.property_label} ({table.property}) of {len(table.cells)} entities"
-            + (f", in {table.unit}" if table.unit else ""),
-            columns=[
-                TableColumn(name="entity", header="entity", type="text"),
-                TableColumn(name="value", header=f"{table.property_label} ({table.property})", type="number"),
-            ],
-            rows=[_entity_row(i, table.cells[i]) for i in shown],
-            total_rows=len(table.cells),
-            operation=f"{asked.kind}: {table.property_label} {_set_operation(asked)}",
-            sql=out.sql,
-            params=list(query.params),
-            selected=selected,
-            value=value,
-            note=note,
-        )
-        rows = self.store.get([c.evidence_id for c in picked[:10] if c.evidence_id])
-        confidence = (
-            0.0 if unknown else 0.9 if not table.missing else max(0.3, 0.9 * known / len(table.cells))
-        )
-        timings = dict(understanding.timings)
-        timings["table_sql"] = (time.perf_counter() - started) * 1000
-        return QueryResult(
-            question=understanding.question,
-            answer=answer,
-            answer_entity_id=entity_id,
-            unknown=unknown,
-            confidence=round(confidence, 3),
-            evidence=[r.scored(1.0 / (1 + i), retrieved_by=[NAME]) for i, r in enumerate(rows)],
-            supporting_evidence_ids=[r.evidence_id for r in rows],
-            intent=understanding.intent,
-            links=understanding.links,
-            timings=[StageTiming(stage=k, ms=round(v, 3)) for k, v in timings.items()],
-            reader=NAME,
-            index_version=self.index_version,
-            unit=table.unit if asked.kind == "aggregate" else None,  # an entity answer has no unit
-            table=trace,
-        )
 
     # -- the two ways to answer ---------------------------------------------------------------------
 

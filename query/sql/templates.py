@@ -45,3 +45,12 @@ def position(k: int = 1, from_end: bool = False) -> SqlQuery:
 def count_rows() -> SqlQuery:
     """How many rows the table has (a count over one table's rows, no condition)."""
     return SqlQuery(sql=f"SELECT count(*) AS n FROM {TABLE}", params=[], kind="count")
+
+
+def value_text(value: Any) -> str:
+    """A SQL value as an answer: 3.0 → "3", 1234567.0 → "1,234,567", 83.456 as it is, a date as ISO."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}" if abs(value) >= 10_000 else str(value)
+    return str(value)

@@ -1,6 +1,11 @@
 """Questions over a set of KG entities: "How many of the Chilean places have more than 100,000
 inhabitants?", "Which city has the most inhabitants?", "Which city has the second largest area?",
-"Which of Bonn, Parma and Siena has the largest area?", "What is the total population of the cities?".
+"Which of Bonn, Parma and Siena has the largest area?", "What is the total population of the cities?";
+and the statistics kinds: "What is the variance (standard deviation) of the area of the cities?", "Is
+the population of the German cities normally distributed?", "What is the correlation between the
+population and the area of the countries?" (and "Is there a correlation / relationship between …"),
+"Do the cities and the mountains differ in the variance of their elevation?"; and relationships over
+the graph: "Which country has the most cities?", "How many of the cities are in Germany?".
 
 Rules read the shape: a count with a threshold, or a superlative; the set as written (its noun, the words
 before it, or an explicit list) and the phrase naming the quantity. What the words mean — which country
@@ -25,11 +30,47 @@ _ORD = r"(?:(?P<ord>second|third|fourth|fifth|2nd|3rd|4th|5th) )?"
 _SUP = _ORD + r"(?P<sup>most|largest|highest|biggest|greatest|smallest|lowest|fewest|least)"
 _ORDINALS = {"second": 2, "third": 3, "fourth": 4, "fifth": 5, "2nd": 2, "3rd": 3, "4th": 4, "5th": 5}
 AGGREGATE = re.compile(
-    r"^what is the (?P<agg>total|combined|average|mean|median) " + _MEASURE + r" of (?:all )?(?:the )?"
+    r"^what is the (?P<agg>total|combined|average|mean|median|variance|standard deviation) (?:of (?:the )?)?"
+    + _MEASURE
+    + r" of (?:all )?(?:the )?"
     r"(?P<set>[\w\s'\-]+?)(?: in (?:the|this) (?:index|sample|dataset))?\s*\??$",
     re.I,
 )
-_AGGREGATES = {"total": "sum", "combined": "sum", "average": "avg", "mean": "avg", "median": "median"}
+_AGGREGATES = {
+    "total": "sum", "combined": "sum", "average": "avg", "mean": "avg", "median": "median",
+    "variance": "var_samp", "standard deviation": "stddev_samp",
+}  # fmt: skip
+"""Sample variance and standard deviation (n - 1): the set is a sample of the world's entities."""
+_SET = r"(?:all )?(?:the )?(?P<set>[\w\s'\-]+?)(?: in (?:the|this) (?:index|sample|dataset))?"
+DISTRIBUTION = re.compile(
+    r"^(?:is|are) the " + _MEASURE + r" of " + _SET
+    + r" (?:normally distributed|(?:following|distributed by) a normal distribution)\s*\??$",
+    re.I,
+)  # fmt: skip
+DISTRIBUTION_DOES = re.compile(
+    r"^does the " + _MEASURE + r" of " + _SET + r" follow a normal distribution\s*\??$", re.I
+)
+CORRELATION = re.compile(
+    r"^(?P<ask>what is|how strong is|is there|is there any|is there a significant) (?:the |a |an )?"
+    r"(?:correlation|relationship|association) between (?:the )?(?P<measure>[\w\-]+(?: [\w\-]+){0,3}?)"
+    r" and (?:the )?(?P<measure2>[\w\-]+(?: [\w\-]+){0,3}?) of " + _SET + r"\s*\??$",
+    re.I,
+)
+VARIANCE_TEST = re.compile(
+    r"^do (?:the )?(?P<set>[\w\s'\-]+?) and (?:the )?(?P<set2>[\w\s'\-]+?) differ in (?:the )?"
+    r"(?:variance|variability|spread) of (?:their |the )?" + _MEASURE + r"\s*\??$",
+    re.I,
+)
+GROUP = re.compile(
+    r"^(?:which|what) (?P<group>country|nation) (?:has|had|is home to) the " + _SUP + r" (?:of (?:the )?)?"
+    r"(?P<set>[\w\s'\-]+?)(?: in (?:the|this) (?:index|sample|dataset))?\s*\??$",
+    re.I,
+)
+COUNT_IN = re.compile(
+    r"^(?i:how many (?:of )?" + _SET + r" (?:are|is|were|lie) (?:located )?in) (?P<place>[A-Z][\w'\- ]*?)"
+    r"\s*\??$",
+)
+"""Case-sensitive on purpose: the place is a name ("Germany"), not "how many … are in the index"."""
 COUNT = re.compile(
     r"^how many (?:of )?(?:the )?(?P<set>[\w\s'\-]+?)(?: in (?:the|this) (?:index|sample|dataset))?"
     r" (?:have|has|had|with|are there with|count) (?:an? )?"
@@ -70,9 +111,14 @@ ANY_CLASS = frozenset({"place", "entity", "item", "thing", "one", "location", "s
 """Nouns that name no class: "the Chilean places" is every entity in Chile."""
 
 
+SetKind = Literal[
+    "count", "superlative", "aggregate", "distribution", "correlation", "variance test", "group"
+]
+
+
 @dataclass(frozen=True)
 class SetQuestion:
-    kind: Literal["count", "superlative", "aggregate"]
+    kind: SetKind
     noun: str | None  # the set's noun, singular ("place", "city"); None for an explicit list
     modifiers: tuple[str, ...]  # words before the noun ("Chilean")
     members: tuple[str, ...]  # an explicit list, as written
@@ -81,7 +127,11 @@ class SetQuestion:
     threshold: float | None = None
     direction: Direction | None = None
     k: int = 1  # the place asked: 2 for "the second largest"
-    aggregate: Literal["sum", "avg", "median"] | None = None
+    aggregate: Literal["sum", "avg", "median", "var_samp", "stddev_samp"] | None = None
+    measure2: str | None = None  # a correlation's second quantity
+    yes_no: bool = False  # "is there a correlation": the answer is the test's verdict, not r
+    other: tuple[str | None, tuple[str, ...]] | None = None  # a variance test's second set (noun, modifiers)
+    place: str | None = None  # "how many of the cities are in Germany": the place, as written
 
 
 def singular(noun: str) -> str:
@@ -111,9 +161,31 @@ def _k(match: re.Match[str]) -> int:
     return _ORDINALS.get((match["ord"] or "").casefold(), 1)
 
 
-def set_question(question: str) -> SetQuestion | None:
-    """The set operation ``question`` asks, or None when it is not one of these shapes."""
+def set_readings(question: str) -> list[SetQuestion]:
+    """Every way the shapes read ``question``, to be tried in order. "Which country has the most cities?"
+    and "Which country has the most inhabitants?" have one shape: members of a class counted per
+    country, or a quantity ranked over the countries. Only the index can tell "cities" (a class) from
+    "inhabitants" (a quantity), so both readings are returned — the relationship first, since it fails
+    at once when its noun names no class — and the mode answers with the first that resolves."""
     text = " ".join(question.replace("\u2019", "'").split())
+    readings = []
+    if (m := GROUP.match(text)) is not None:
+        noun, modifiers = _split_set(m["set"])
+        direction: Direction = "max" if m["sup"].casefold() in _MAX else "min"
+        readings.append(SetQuestion(kind="group", noun=noun, modifiers=modifiers, members=(),
+                                    measure="country", direction=direction, k=_k(m)))  # fmt: skip
+    if (asked := _statistics(text) or _arithmetic(text)) is not None:
+        readings.append(asked)
+    return readings
+
+
+def set_question(question: str) -> SetQuestion | None:
+    """The first reading of ``question`` (``set_readings``), or None when it is not one of these shapes."""
+    readings = set_readings(question)
+    return readings[0] if readings else None
+
+
+def _arithmetic(text: str) -> SetQuestion | None:
     if (m := COUNT.match(text) or COUNT_OF.match(text)) is not None:
         noun, modifiers = _split_set(m["set"])
         threshold = float(m["num"].replace(",", "")) * _SCALES.get((m["scale"] or "").casefold(), 1.0)
@@ -136,4 +208,28 @@ def set_question(question: str) -> SetQuestion | None:
         direction = "max" if m["sup"].casefold() in _MAX else "min"
         return SetQuestion(kind="superlative", noun=noun, modifiers=modifiers, members=(),
                            measure=m["measure"].strip(), direction=direction, k=_k(m))  # fmt: skip
+    return None
+
+
+def _statistics(text: str) -> SetQuestion | None:
+    """The statistics and relationship shapes (tried before the others: "how many of the cities are in
+    Germany" is not a count over a threshold)."""
+    if (m := DISTRIBUTION.match(text) or DISTRIBUTION_DOES.match(text)) is not None:
+        noun, modifiers = _split_set(m["set"])
+        return SetQuestion(kind="distribution", noun=noun, modifiers=modifiers, members=(),
+                           measure=m["measure"].strip(), yes_no=True)  # fmt: skip
+    if (m := CORRELATION.match(text)) is not None:
+        noun, modifiers = _split_set(m["set"])
+        return SetQuestion(kind="correlation", noun=noun, modifiers=modifiers, members=(),
+                           measure=m["measure"].strip(), measure2=m["measure2"].strip(),
+                           yes_no=m["ask"].casefold().startswith("is"))  # fmt: skip
+    if (m := VARIANCE_TEST.match(text)) is not None:
+        noun, modifiers = _split_set(m["set"])
+        other = _split_set(m["set2"])
+        return SetQuestion(kind="variance test", noun=noun, modifiers=modifiers, members=(),
+                           measure=m["measure"].strip(), other=other, yes_no=True)  # fmt: skip
+    if (m := COUNT_IN.match(text)) is not None:
+        noun, modifiers = _split_set(m["set"])
+        return SetQuestion(kind="count", noun=noun, modifiers=(*modifiers, m["place"].strip()), members=(),
+                           measure="", place=m["place"].strip())  # fmt: skip
     return None
