@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rich.markup import escape
 from rich.table import Table
 
 from query.cli.console import console
@@ -116,9 +117,8 @@ def print_result(result: QueryResult, evidence: int) -> None:
         f"mode [bold]{result.mode}[/] ({result.reader})"
     )
     for step in result.route:
-        console.print(
-            f"[dim]  route: {step.mode} {step.outcome} (estimate {step.estimate:.2f}): {step.reason}[/]"
-        )
+        said = f"{step.mode} {step.outcome} (estimate {step.estimate:.2f}): {step.reason}"
+        console.print(f"[dim]  route: {escape(said)}[/]")
     for fact in result.facts[:3]:
         qualifiers = f"; {fact.qualifiers}" if fact.qualifiers else ""
         console.print(
@@ -157,7 +157,8 @@ TABLE_ROWS_SHOWN = 12
 def print_table(trace: TableSql) -> None:
     """The table the table-sql mode computed over (the chosen rows marked), the SQL and its result."""
     console.print(
-        f"[dim]  table: {trace.title} ({trace.source}, {trace.total_rows} rows); {trace.operation}[/]"
+        f"[dim]  table: {escape(trace.title)} ({trace.source}, {trace.total_rows} rows); "
+        f"{escape(trace.operation)}[/]"
     )
     shown = trace.rows[:TABLE_ROWS_SHOWN]
     shown += [r for r in trace.rows[TABLE_ROWS_SHOWN:] if r.row_index in trace.selected]
@@ -167,18 +168,24 @@ def print_table(trace: TableSql) -> None:
         grid.add_column(f"{column.header} ({column.type})", overflow="fold")
     for row in shown:
         mark = "→" if row.row_index in trace.selected else ""
-        cells = [c.text if len(c.text) <= 40 else c.text[:39] + "…" for c in row.cells]
+        cells = [escape(c.text if len(c.text) <= 40 else c.text[:39] + "…") for c in row.cells]
         grid.add_row(f"{mark}{row.row_index}", *cells)
     console.print(grid)
     if len(trace.rows) > len(shown):
         console.print(f"[dim]  … {trace.total_rows - len(shown)} more rows[/]")
     if trace.set_query is not None:
-        console.print(f"[dim]  entity set: {trace.set_query}  params {trace.set_params}[/]")
+        console.print(
+            f"[dim]  entity set: {escape(trace.set_query)}  params {escape(str(trace.set_params))}[/]"
+        )
     params = f"  params {trace.params}" if trace.params else ""
-    console.print(f"[dim]  SQL: {trace.sql}{params}[/]")
+    console.print(f"[dim]  SQL: {escape(trace.sql + params)}[/]")
     value = f"; value {trace.value}" if trace.value is not None else ""
     note = f"; {trace.note}" if trace.note else ""
-    console.print(f"[dim]  rows returned: {trace.selected}{value}{note}[/]")
+    console.print(f"[dim]  rows returned: {escape(f'{trace.selected}{value}{note}')}[/]")
+    if trace.test is not None:
+        t = trace.test
+        said = f"{t.name}, statistic {t.statistic:.4g}, p = {t.p_value:.3g}, n = {t.n}; {t.verdict}"
+        console.print(f"[dim]  test: {escape(said)}[/]")
 
 
 def reading_line(result: QueryResult) -> str:
