@@ -7,10 +7,15 @@
 Sets: the instances of a class (cities, mountains, lakes, countries), optionally in one country, and
 explicit lists of three entities. Properties: population (P1082), area (P2046), elevation (P2044).
 Kinds: superlative (largest and smallest), ordinal (second largest), count over a threshold,
-aggregate (total, average), and comparison within an explicit list.
+aggregate (total, average), comparison within an explicit list, and — added second, in
+``more_questions`` — variance (the sample variance and standard deviation), distribution (is a
+quantity normally distributed), correlation (Pearson's r of two quantities, and whether it is
+significant), variance test (do two sets differ in a quantity's variance), and relationship (which
+country the most members of a set are in; how many members are in a country).
 
 Why no project code: this file is the answer key. The gold is computed with the standard library from
-Wikidata's documented data model; it must never import ``schemas``, ``ingest``, ``index`` or ``query``.
+Wikidata's documented data model, and the p-values with SciPy's reference tests (Shapiro-Wilk,
+Pearson, Levene with the median); it must never import ``schemas``, ``ingest``, ``index`` or ``query``.
 
 Rules the gold follows:
 - an entity's value: its best-rank statements (preferred if any, else normal; never deprecated; a
@@ -20,7 +25,10 @@ Rules the gold follows:
 - a set named by a country needs that country's English label in the dumps;
 - a question counts, ranks or sums only the members that have a value (the engine says how many had
   none); a superlative or ordinal with a tie at the asked place is dropped; an entity needs an English
-  label no other entity of the dumps has, to be named in a list or as an answer.
+  label no other entity of the dumps has, to be named in a list or as an answer;
+- a test's answer is "yes" when its p-value is below 0.05 ("is it normally distributed": "no" then);
+  a test needs ≥ 5 values in each set it looks at; r is given to two decimals;
+- a relationship counts a member in a country by its best-rank P17; a country needs a unique label.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from __future__ import annotations
 import argparse
 import bz2
 import json
+import statistics
 from collections import Counter
 from pathlib import Path
 
@@ -181,9 +190,99 @@ def questions(raw: dict[str, dict]) -> tuple[list[dict], Counter]:
                     out.append({"question": f"Which of {listed} has {words['most']}?",
                                 "answers": [label(raw[named[0]])], "entity": named[0], "type": "comparison",
                                 "property": prop, "set_size": 3})  # fmt: skip
+    out += more_questions(raw, sets, unique)
     for i, q in enumerate(out, start=1):
         q["id"] = f"kgset-{i:04d}"
     return out, dropped
+
+
+MIN_TEST_VALUES = 5
+ALPHA = 0.05
+
+
+def yes(p: float) -> str:
+    return "yes" if p < ALPHA else "no"
+
+
+def more_questions(raw: dict[str, dict], sets: list, unique: set[str]) -> list[dict]:
+    """Variance, distribution, correlation, variance-test and relationship questions over ``sets``."""
+    from scipy import stats  # the reference tests; only the p-values come from here
+
+    out: list[dict] = []
+    one_unit: dict[tuple[int, str], dict[str, float]] = {}
+    for s_index, (_, plural, demonym, members) in enumerate(sets):
+        where = f"{demonym} {plural}" if demonym else plural
+        for prop, words in PROPERTIES.items():
+            values = {eid: v for eid in members if (v := value(raw[eid], prop)) is not None}
+            if len(values) < MIN_TEST_VALUES or len({u for _, u in values.values()}) > 1:
+                continue
+            amounts = {eid: a for eid, (a, _) in values.items()}
+            one_unit[(s_index, prop)] = amounts
+            xs = list(amounts.values())
+            noun = words["noun"]
+            for text, gold in (
+                (f"What is the variance of the {noun} of the {where}?", statistics.variance(xs)),
+                (f"What is the standard deviation of the {noun} of the {where}?", statistics.stdev(xs)),
+            ):
+                out.append({"question": text, "answers": numbers(round(gold, 2)), "type": "variance",
+                            "property": prop, "set_size": len(members)})  # fmt: skip
+            if len(set(xs)) > 1:
+                shapiro = stats.shapiro(xs)
+                out.append({"question": f"Is the {noun} of the {where} normally distributed?",
+                            "answers": ["no" if shapiro.pvalue < ALPHA else "yes"], "type": "distribution",
+                            "property": prop, "set_size": len(members),
+                            "p_value": float(shapiro.pvalue)})  # fmt: skip
+        props = [p for p in PROPERTIES if (s_index, p) in one_unit]
+        for i, first in enumerate(props):
+            for second in props[i + 1 :]:
+                a, b = one_unit[(s_index, first)], one_unit[(s_index, second)]
+                both = sorted(set(a) & set(b))
+                if len(both) < MIN_TEST_VALUES:
+                    continue
+                xs, ys = [a[e] for e in both], [b[e] for e in both]
+                if len(set(xs)) < 2 or len(set(ys)) < 2:
+                    continue
+                r = statistics.correlation(xs, ys)
+                pearson = stats.pearsonr(xs, ys)
+                pair = f"the {PROPERTIES[first]['noun']} and the {PROPERTIES[second]['noun']} of the {where}"
+                out.append({"question": f"What is the correlation between {pair}?", "answers": [f"{r:.2f}"],
+                            "type": "correlation", "property": f"{first},{second}",
+                            "set_size": len(both)})  # fmt: skip
+                out.append({"question": f"Is there a correlation between {pair}?",
+                            "answers": [yes(float(pearson.pvalue))], "type": "correlation",
+                            "property": f"{first},{second}", "set_size": len(both),
+                            "p_value": float(pearson.pvalue)})  # fmt: skip
+    keys = sorted(one_unit)
+    for i, (s1, prop) in enumerate(keys):
+        for s2, prop2 in keys[i + 1 :]:
+            if prop2 != prop or set(sets[s1][3]) & set(sets[s2][3]):
+                continue  # one quantity, two disjoint sets
+            a, b = one_unit[(s1, prop)], one_unit[(s2, prop)]
+            name1 = f"{sets[s1][2]} {sets[s1][1]}" if sets[s1][2] else sets[s1][1]
+            name2 = f"{sets[s2][2]} {sets[s2][1]}" if sets[s2][2] else sets[s2][1]
+            levene = stats.levene(list(a.values()), list(b.values()), center="median")
+            out.append({"question": f"Do the {name1} and the {name2} differ in the variance of their "
+                        f"{PROPERTIES[prop]['noun']}?", "answers": [yes(float(levene.pvalue))],
+                        "type": "variance test", "property": prop, "set_size": len(a) + len(b),
+                        "p_value": float(levene.pvalue)})  # fmt: skip
+    for _, plural, demonym, members in sets:
+        if demonym or plural == "countries":
+            continue  # a set already in one country; a country's country is itself
+        by_country = Counter(c for eid in members for c in items(raw[eid], "P17") if c != eid)
+        if not by_country:
+            continue
+        ranked = by_country.most_common()
+        top = [c for c, n in ranked if n == ranked[0][1]]
+        if len(top) == 1 and top[0] in unique:
+            out.append({"question": f"Which country has the most {plural}?", "answers": [label(raw[top[0]])],
+                        "entity": top[0], "type": "relationship", "property": "P17",
+                        "set_size": len(members)})  # fmt: skip
+        for country, n in ranked:
+            if country in unique:
+                out.append({"question": f"How many of the {plural} are in {label(raw[country])}?",
+                            "answers": [str(n)], "type": "relationship", "property": "P17",
+                            "set_size": len(members)})  # fmt: skip
+    return out
 
 
 def main() -> int:
