@@ -53,4 +53,8 @@ def test_not_set_questions(question):
 def test_a_class_or_a_quantity_after_which_country_has_the_most():
     readings = set_readings("Which country has the most inhabitants?")
     assert [r.kind for r in readings] == ["group", "superlative"]
-    assert (readings[0].noun, readings[1].noun, readings[1].measure) == ("inhabitant", "country", "inhabitants")
+    assert (readings[0].noun, readings[1].noun, readings[1].measure) == (
+        "inhabitant",
+        "country",
+        "inhabitants",
+    )
