@@ -100,9 +100,14 @@ class ParquetSink:
             self._pending_rows = 0
 
     def close(self) -> None:
-        """Write what is pending, then move the finished file into place (replacing an earlier run's)."""
-        self._convert()
-        self._write_pending()
+        """Write what is pending, then move the finished file into place (replacing an earlier run's).
+        Rows that do not fit the schema fail here too: the partial file is removed, never left behind."""
+        try:
+            self._convert()
+            self._write_pending()
+        except BaseException:
+            self.abort()
+            raise
         self._writer.close()
         os.replace(self._tmp, self.path)
 

@@ -153,6 +153,8 @@ def _extract_batch(batch: _LineBatch) -> _BatchResult:
             stmts = statement_rows(entity)
         except (orjson.JSONDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
             entity_id = entity.get("id") if isinstance(entity, dict) else None
+            if entity_id is not None and not isinstance(entity_id, str):  # {"id": 12}: say it as written
+                entity_id = repr(entity_id)[:200]
             rejects.append({**where, "error": exc, "excerpt": payload, "record_id": entity_id})
             continue
         if not options.scope.keeps(row):

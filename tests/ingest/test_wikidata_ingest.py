@@ -263,3 +263,20 @@ def test_summary_checksums_the_whole_input(tmp_path: Path) -> None:
     assert ingest_wikidata(WIKIDATA_API, tmp_path).source_sha256 == expected
     shard = WikidataIngestOptions(shard=Shard(kind="lines", start=0, end=10))
     assert ingest_wikidata(WIKIDATA_API, tmp_path, shard).source_sha256 == expected
+
+
+def test_an_entity_whose_id_is_not_a_string_is_quarantined_and_the_run_finishes(tmp_path: Path) -> None:
+    """Issue 17: '{"id": 12, ...}' parses as JSON, and used to crash the run at its end (the quarantine
+    row's record_id must be a string) with a .tmp file left in quarantine/."""
+    lines = bz2.decompress(WIKIDATA_ITEMS.read_bytes()).split(b"\n")
+    good = len([line for line in lines if line.strip(b",").startswith(b"{")])
+    lines.insert(10, b'{"id": 12, "type": ["item"]},')
+    lines.insert(30, b'{"id": {"nested": true}, "type": "item"},')
+    dump = tmp_path / "numeric-id.json.bz2"
+    dump.write_bytes(bz2.compress(b"\n".join(lines)))
+    summary = ingest_wikidata(dump, tmp_path / "out", WikidataIngestOptions(max_error_rate=0.05))
+    assert summary.records_written == good and summary.quarantined == 2
+    quarantine = pl.read_parquet(tmp_path / "out" / "quarantine").sort("line")
+    assert quarantine["line"].to_list() == [11, 31]
+    assert quarantine["record_id"].to_list() == ["12", "{'nested': True}"]
+    assert not list((tmp_path / "out" / "quarantine").glob("*.tmp"))
