@@ -13,7 +13,9 @@ from the report fold only.
 Each question is put to two routers over one engine: the engine as shipped, whose table-sql mode has
 its retrieved-table path off (its graph path finds no KG sets in the OTT-QA index, so the router is run
 without the mode), and the same modes with table-sql's retrieved-table path on. Both read with the same
-reader. Per-question results go to ``<out>/<fold>.jsonl`` (a run resumes); the summary to
+reader (``--reader llm`` is the shipped one). The two routers share one retrieve-read run per question
+(``_Once``): when table-sql declines, the second router's answer is the first's, and an LLM reader is
+paid once. Per-question results go to ``<out>/<fold>.jsonl`` (a run resumes); the summary to
 ``<out>/<fold>.md`` with the command that made it.
 """
 
@@ -41,6 +43,21 @@ from query.evaluation.metrics import exact_match, token_f1  # noqa: E402
 from query.modes import Router  # noqa: E402
 from query.modes.table_sql import NAME as TABLE_SQL  # noqa: E402
 from query.understand.table_ops import table_op  # noqa: E402
+
+
+class _Once:
+    """A mode run at most once per question: both routers read the same retrieve-read result."""
+
+    def __init__(self, mode):
+        self.mode, self.name, self.results = mode, mode.name, {}
+
+    def estimate(self, understanding):
+        return self.mode.estimate(understanding)
+
+    def run(self, understanding):
+        if understanding.question not in self.results:
+            self.results = {understanding.question: self.mode.run(understanding)}
+        return self.results[understanding.question]
 
 
 def fold_of(question_id: str, seed: int, tune_share: float) -> str:
@@ -77,8 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     with Engine.open(
         args.index, config.model_copy(update={"modes": with_modes, "table_sql": table_sql})
     ) as engine:
-        by_name = {m.name: m for m in engine.router.modes}
+        by_name = {m.name: _Once(m) if m.name == "retrieve-read" else m for m in engine.router.modes}
         shipped = Router([by_name[m] for m in shipped_modes])
+        with_mode = Router([by_name[m] for m in with_modes])
         bar = progress("table-sql eval", total=len(fold), unit="question")
         with open(results_path, "a") as out:
             for question, op in fold:
@@ -88,22 +106,22 @@ def main(argv: list[str] | None = None) -> int:
                 golds = question.answer_texts()
                 understanding = engine.understand(question.question)
                 base, base_ms = timed_ms(lambda u=understanding: shipped.run(u))
-                with_mode, with_ms = timed_ms(lambda u=understanding: engine.router.run(u))
-                step = next(s for s in with_mode.route if s.mode == TABLE_SQL)
+                answered, with_ms = timed_ms(lambda u=understanding: with_mode.run(u))
+                step = next(s for s in answered.route if s.mode == TABLE_SQL)
                 row = {
                     "id": question.id,
                     "kind": op.kind,
                     "cue": op.cue,
                     "gold_table": question.gold_table_id,
                     "without": "" if base.unknown else base.answer,
-                    "with": "" if with_mode.unknown else with_mode.answer,
-                    "mode": with_mode.mode,
+                    "with": "" if answered.unknown else answered.answer,
+                    "mode": answered.mode,
                     "em_without": exact_match("" if base.unknown else base.answer, golds),
-                    "em_with": exact_match("" if with_mode.unknown else with_mode.answer, golds),
+                    "em_with": exact_match("" if answered.unknown else answered.answer, golds),
                     "f1_without": token_f1("" if base.unknown else base.answer, golds),
-                    "f1_with": token_f1("" if with_mode.unknown else with_mode.answer, golds),
-                    "table": with_mode.table.source if with_mode.table is not None else None,
-                    "sql": with_mode.table.sql if with_mode.table is not None else None,
+                    "f1_with": token_f1("" if answered.unknown else answered.answer, golds),
+                    "table": answered.table.source if answered.table is not None else None,
+                    "sql": answered.table.sql if answered.table is not None else None,
                     "decline": step.reason if step.outcome == "declined" else None,
                     "ms_without": round(base_ms, 1),
                     "ms_with": round(with_ms, 1),
