@@ -70,6 +70,13 @@ class HqaSettings(BaseSettings):
     language: str = "en"
     workers: int = Field(0, description="parser processes; 0 = one per core")
     max_error_rate: float = Field(0.01, description="share of quarantined records that fails a run")
+    answer_max_failure_rate: float | None = Field(
+        0.1,
+        ge=0,
+        le=1,
+        description="share of batch questions whose answering raised that fails the run "
+        "(after every answer is written); None = never",
+    )
     embedding_cache: Path | None = Field(
         None, description="embedding cache folder (default <state_dir>/embeddings); may be shared"
     )

@@ -77,6 +77,7 @@ class ChunkResult(BaseModel):
     answered: int
     unknown: int
     errors: int
+    failed: int = Field(0, description="questions whose answering raised (rejected input lines not counted)")
     seconds: float = Field(description="time the part took to answer, when it was computed")
     reused: bool = Field(False, description="an existing part of the same work was taken as is")
 
@@ -91,6 +92,7 @@ class BatchSummary(BaseModel):
     answered: int
     unknown: int = Field(description="answered without error but without an answer")
     errors: int = Field(description="rejected input entries and questions whose answering raised")
+    failed: int = Field(0, description="questions whose answering raised")
     seconds: float = Field(description="answering time summed over parts (reused: their first run) + combine")
     mean_ms: float | None = Field(None, description="per question with timings (stages summed)")
     p50_ms: float | None = None
@@ -218,9 +220,10 @@ def _answer_range(
             f"{job.part}, planned for {job.answerer!r} on {job.index_version}"
         )
     started = time.perf_counter()
-    records = []
+    records, failed = [], 0
     for entry in entries[job.start : job.stop]:
         records.append(_answer_entry(entry, answerer))
+        failed += entry.error is None and records[-1].error is not None
         if tick is not None:
             tick(1)
     job.sidecar_path.unlink(missing_ok=True)  # no stale claim about the part while it is rewritten
@@ -231,6 +234,7 @@ def _answer_range(
         path=job.part_path,
         rows=len(records),
         **_outcomes(records),
+        failed=failed,
         seconds=round(time.perf_counter() - started, 3),
     )
     _write_atomic(job.sidecar_path, result.model_dump_json(indent=2))
@@ -311,20 +315,37 @@ def _work(job: ChunkJob) -> dict:
     )
 
 
-def combine_parts(results: list[ChunkResult], out_path: Path) -> BatchSummary:
+class AnsweringFailed(RuntimeError):
+    """More of the questions asked failed than the run allows; the answers are written all the same."""
+
+
+DEFAULT_MAX_FAILURE_RATE = 0.1
+
+
+def combine_parts(
+    results: list[ChunkResult], out_path: Path, max_failure_rate: float | None = DEFAULT_MAX_FAILURE_RATE
+) -> BatchSummary:
     """Write all parts as one Parquet in question order (atomic), then delete the parts.
 
     Refuses parts of different plans (question file, index version, answerer, engine config) or a gap
-    in the ranges.
+    in the ranges. Then, like ingest's error-rate limit, fails the run (``AnsweringFailed``) when more
+    than ``max_failure_rate`` of the questions asked raised — an engine that cannot open its index
+    would otherwise end "successfully" with every row an error. Rejected input lines are not counted:
+    they are the input's errors, reported when it is read.
     """
     started = time.perf_counter()
     ordered = _check_complete(results)
     out_path = Path(out_path)
     row_ms: list[float] = []
+    first_failure = None
     with ParquetSink(out_path, AnswerRecord) as sink:
         for result in ordered:
             table = _read_part(result)
             row_ms.extend(_question_ms(table))
+            if first_failure is None and result.failed:
+                first_failure = next(
+                    e for e in table["error"].to_pylist() if e and not e.startswith("rejected input line")
+                )
             sink.write_table(table)
     _remove_parts(ordered)
     first = ordered[0].job
@@ -340,10 +361,18 @@ def combine_parts(results: list[ChunkResult], out_path: Path) -> BatchSummary:
         errors=sum(r.errors for r in ordered),
         seconds=round(sum(r.seconds for r in ordered) + time.perf_counter() - started, 3),
         **_latency(row_ms),
+        failed=sum(r.failed for r in ordered),
         parts=len(ordered),
         parts_reused=sum(r.reused for r in ordered),
     )
     log.info("answered %s: %s", out_path, summary.model_dump(mode="json"))
+    asked = summary.answered + summary.unknown + summary.failed
+    if max_failure_rate is not None and asked and summary.failed / asked > max_failure_rate:
+        raise AnsweringFailed(
+            f"{summary.failed} of {asked} questions failed, over the limit of {max_failure_rate:.0%} "
+            f"(first: {first_failure}); every answer and error is written to {out_path}: fix the cause "
+            "and run the batch again"
+        )
     return summary
 
 
@@ -435,6 +464,7 @@ def answer_file(
     parts_dir: Path | None = None,
     settings: HqaSettings | None = None,
     reader: Literal["llm", "candidates"] | None = None,
+    max_failure_rate: float | None = DEFAULT_MAX_FAILURE_RATE,
 ) -> BatchSummary:
     """The whole batch in this process, with a progress bar: plan, answer each chunk, combine.
 
@@ -467,4 +497,4 @@ def answer_file(
         bar.close()
         if answerer is not None:
             answerer.close()
-    return combine_parts(results, out_path)
+    return combine_parts(results, out_path, max_failure_rate)

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from index.versions import VersionStore, resolve_index_dir
 from query.batch.jobs import (
+    DEFAULT_MAX_FAILURE_RATE,
     ChunkJob,
     ChunkResult,
     answer_chunk,
@@ -70,14 +71,19 @@ def plan(params: Json) -> list[Json]:
         engine_config=settings.engine_config,  # each job carries it: the workers load no settings
         reader=p.reader,
     )
-    return [{"job": job.model_dump(mode="json"), "out": str(out)} for job in jobs]
+    limit = settings.answer_max_failure_rate
+    return [{"job": job.model_dump(mode="json"), "out": str(out), "max_failure_rate": limit} for job in jobs]
 
 
 def answer(chunk: Json) -> Json:
     """Answer one chunk; a part an earlier try already finished for the same work is kept."""
     job = ChunkJob.model_validate(chunk["job"])
     result = existing_part(job) or answer_chunk(job)
-    return {"result": result.model_dump(mode="json"), "out": chunk["out"]}
+    return {
+        "result": result.model_dump(mode="json"),
+        "out": chunk["out"],
+        "max_failure_rate": chunk.get("max_failure_rate"),
+    }
 
 
 def combine(parts: list[Json]) -> Json:
@@ -85,4 +91,5 @@ def combine(parts: list[Json]) -> Json:
     if not parts:
         raise ValueError("no answered chunks to combine")
     results = [ChunkResult.model_validate(p["result"]) for p in parts]
-    return combine_parts(results, Path(parts[0]["out"])).model_dump(mode="json")
+    limit = parts[0].get("max_failure_rate", DEFAULT_MAX_FAILURE_RATE)
+    return combine_parts(results, Path(parts[0]["out"]), limit).model_dump(mode="json")

@@ -76,17 +76,22 @@ def cmd_ask(args: argparse.Namespace, settings: HqaSettings) -> int:
 
 
 def cmd_answer(args: argparse.Namespace, settings: HqaSettings) -> int:
-    from query.batch.jobs import answer_file
+    from query.batch.jobs import AnsweringFailed, answer_file
 
-    summary = answer_file(
-        args.questions,
-        args.out,
-        args.index or settings.index_dir,
-        args.chunk_size or settings.airflow.qa_chunk_size,
-        k=args.k,
-        settings=settings,
-        reader=args.reader,
-    )
+    try:
+        summary = answer_file(
+            args.questions,
+            args.out,
+            args.index or settings.index_dir,
+            args.chunk_size or settings.airflow.qa_chunk_size,
+            k=args.k,
+            settings=settings,
+            reader=args.reader,
+            max_failure_rate=settings.answer_max_failure_rate,
+        )
+    except AnsweringFailed as exc:
+        console.print(f"[red]answer failed:[/red] {escape(str(exc))}")
+        return 1
     console.print(summary.model_dump_json(indent=2))
     return 0
 

@@ -382,3 +382,31 @@ def test_parts_of_a_changed_question_file_are_not_reused(
     summary = answer_file(questions, out, result.version_dir, chunk_size=3, reader="candidates")
     assert (summary.parts, summary.parts_reused, summary.questions) == (4, 0, 11)
     assert [r["question_id"] for r in rows_of(out)] == [*mixed.ids, "added"]
+
+
+def test_a_run_in_which_every_question_fails_is_a_failure_after_writing_everything(
+    sample_index, mixed: MixedQuestions, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 17: every question raising (an engine that cannot read its index) used to end the batch
+    as a success with all rows in error. Now the answers are written, then the run fails."""
+    _, result = sample_index
+
+    class Broken(FailingAnswerer):
+        def answer(self, question: Question) -> AnswerRecord:
+            raise OSError("index folder unreadable")
+
+    monkeypatch.setattr(
+        batch, "open_answerer", lambda *a, **k: Broken(IndexReader.open(result.version_dir), "")
+    )
+    out = tmp_path / "answers.parquet"
+    with pytest.raises(
+        batch.AnsweringFailed, match=r"failed, over the limit of 10%.*index folder unreadable"
+    ):
+        answer_file(mixed.path, out, result.version_dir, chunk_size=4, reader="candidates")
+    rows = rows_of(out)  # everything written, in order, before the run failed
+    assert [r["question_id"] for r in rows] == mixed.ids
+    assert all(r["error"] for r in rows)
+    summary = answer_file(mixed.path, tmp_path / "again.parquet", result.version_dir, chunk_size=4,
+                          reader="candidates", max_failure_rate=None)  # fmt: skip
+    asked = len(mixed.ids) - len(mixed.rejected)
+    assert (summary.failed, summary.errors) == (asked, len(mixed.ids))
