@@ -381,6 +381,60 @@ MEMBERS_CYPHER = (
     "RETURN e.id AS id, e.label AS label ORDER BY e.id LIMIT $limit"
 )
 """The entity-set query: fixed text, every value a parameter, so it can be shown and re-run as it is."""
+FACT_RELATIONS_CYPHER = (
+    "MATCH ()-[f:FACT]->() RETURN f.property AS name, f.label AS label, count(*) AS n ORDER BY n DESC, name"
+)
+LINK_RELATIONS_CYPHER = (
+    "MATCH ()-[l:LINKS_TO]->() WHERE l.relation IS NOT NULL "
+    "RETURN l.source_kind AS kind, l.relation AS name, count(*) AS n ORDER BY n DESC, name"
+)
+EGO_FACTS_CYPHER = (
+    "MATCH (x:Entity)-[f:FACT]->(y:Entity) "
+    "WHERE x.id IN $ids AND ($any_relation OR f.property IN $relations) AND y.id <> x.id "
+    "RETURN x.id AS source, f.property AS relation, f.label AS label, y.id AS target, "
+    "y.label AS target_label, f.evidence_id AS evidence_id ORDER BY x.id, f.property, y.id LIMIT $limit"
+)
+EGO_LINKS_CYPHER = (
+    "MATCH (x:Entity)<-[:ABOUT]-(p:Page)-[l:LINKS_TO]->(q:Page)-[:ABOUT]->(y:Entity) "
+    "WHERE x.id IN $ids AND l.relation IS NOT NULL AND ($any_relation OR l.relation IN $relations) "
+    "AND y.id <> x.id "
+    "RETURN x.id AS source, l.relation AS relation, l.relation AS label, y.id AS target, "
+    "y.label AS target_label, l.source_kind AS kind, l.source_index AS source_index, "
+    "l.row_index AS row_index "
+    "ORDER BY x.id, l.source_index, l.row_index, y.id LIMIT $limit"
+)
+"""The graph-critic mode's walk, one hop from the topic entities along the chosen relations: statements by
+property (FACT) and page links by column header or infobox key (LINKS_TO). Fixed text; the entities and
+relations are parameters, never spliced in."""
+PAGE_EVIDENCE_CYPHER = (
+    "MATCH (e:Evidence)-[:IN_PAGE]->(p:Page)-[:ABOUT]->(x:Entity) WHERE x.id IN $ids "
+    "RETURN x.id AS entity_id, e.id AS id ORDER BY x.id, e.id LIMIT $limit"
+)
+
+
+class RelationCount(BaseModel):
+    """One relation type the index holds: a Wikidata property (kind 'property') or a link's column header
+    or infobox key (kind 'table', 'infobox', …), with how many edges carry it."""
+
+    kind: str
+    name: str
+    label: str
+    count: int
+
+
+class EgoEdge(BaseModel):
+    """One step of a walk: source -relation-> target, with where the index says it (a statement's evidence
+    row, or the table row / infobox the link sits in)."""
+
+    source: str
+    relation: str
+    label: str
+    target: str
+    target_label: str | None
+    kind: str = "property"
+    evidence_id: str | None = None
+    source_index: int | None = None
+    row_index: int | None = None
 
 
 class GraphIndex:
@@ -489,6 +543,50 @@ class GraphIndex:
         }
         rows = self.query(MEMBERS_CYPHER, params)
         return [(row["id"], row["label"]) for row in rows], params
+
+    def relations(self) -> list[RelationCount]:
+        """Every relation type with its edge count, most used first: what a router may choose among."""
+        facts = [
+            RelationCount(kind="property", name=r["name"], label=r["label"] or r["name"], count=r["n"])
+            for r in self.query(FACT_RELATIONS_CYPHER)
+        ]
+        links = [
+            RelationCount(kind=r["kind"], name=r["name"], label=r["name"], count=r["n"])
+            for r in self.query(LINK_RELATIONS_CYPHER)
+        ]
+        return facts + links
+
+    def ego(
+        self, entity_ids: list[str], relations: list[str] | None, limit: int
+    ) -> tuple[list[EgoEdge], bool]:
+        """One hop from ``entity_ids`` along ``relations`` (property ids, column headers, infobox keys; None
+        = any): (edges, capped). At most ``limit`` edges of each kind are read per entity: a hub page
+        links thousands of pages, and the walk must stay bounded and say when it was cut."""
+        if not entity_ids:
+            return [], False
+        edges: list[EgoEdge] = []
+        capped = False
+        for entity_id in dict.fromkeys(entity_ids):  # the cap is per entity: one hub must not starve another
+            params = {
+                "ids": [entity_id],
+                "any_relation": relations is None,
+                "relations": list(relations or [""]),
+                "limit": limit + 1,
+            }
+            facts = self.query(EGO_FACTS_CYPHER, params)
+            links = self.query(EGO_LINKS_CYPHER, params)
+            capped = capped or len(facts) > limit or len(links) > limit
+            edges += [EgoEdge(kind="property", **r) for r in facts[:limit]]
+            edges += [EgoEdge(**r) for r in links[:limit]]
+        return edges, capped
+
+    def page_evidence(self, entity_ids: list[str], limit: int) -> list[tuple[str, str]]:
+        """(entity id, evidence id) of the rows on the entities' own pages: passages, table rows, infobox
+        fields — a topic entity's documents."""
+        if not entity_ids:
+            return []
+        rows = self.query(PAGE_EVIDENCE_CYPHER, {"ids": list(entity_ids), "limit": limit})
+        return [(row["entity_id"], row["id"]) for row in rows]
 
     def close(self) -> None:
         self.store.close()

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from query.llm.settings import LlmSettings
 from query.modes import MODES
+from query.modes.graph_critic import GraphCriticSettings
 from query.modes.kg_lookup import KgLookupSettings
 from query.modes.table_sql import TableSqlSettings
 from query.read.candidates import AnswerSettings
@@ -70,6 +71,7 @@ class EngineConfig(BaseModel):
     llm_reader: LlmReaderSettings = Field(default_factory=LlmReaderSettings)
     kg_lookup: KgLookupSettings = Field(default_factory=KgLookupSettings)
     table_sql: TableSqlSettings = Field(default_factory=TableSqlSettings)
+    graph_critic: GraphCriticSettings = Field(default_factory=GraphCriticSettings)
 
     @field_validator("modes")
     @classmethod

@@ -81,6 +81,7 @@ class StagedRun:
     rankings: dict[str, list[str]] = field(default_factory=dict)
     final_scores: dict[str, float] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    added_by: dict[str, str] = field(default_factory=dict)  # rows a mode added past the pool → that mode
 
 
 class Engine:
@@ -132,6 +133,7 @@ class Engine:
             llm=self.llm_reader.llm if self.llm_reader is not None else None,
             graph=reader.graph,
             aliases=reader.aliases,
+            graph_critic=self.config.graph_critic,
         )
         self.router = Router(build_modes(self.config.modes, context))
         # load the question encoder and the vector matrix now: not inside the first question's timings
@@ -283,6 +285,11 @@ class Engine:
             return Reading(choice, self.answerer.name, unavailable)
         return Reading(choice, self.answerer.name, None)
 
+    def similarity(self, question: str, evidence_ids: list[str]) -> np.ndarray:
+        """Cosine similarity of the question to each row's vector (0 for a row without one)."""
+        query_vector = self.embedder.encode([question], on_progress=lambda _n: None)[0]
+        return self.vectors.similarity(query_vector, evidence_ids)
+
     def hop_from(self, rows: list[EvidenceRow]) -> list[str]:
         """Lead passages of the pages ``rows`` link to, best first (the table-sql mode's hop)."""
         return self.hop.run(rows).ids
@@ -331,7 +338,7 @@ class Engine:
                     staged.final_scores.get(evidence_id, 0.0),
                     signals=signals,
                     ranks=ranks,
-                    retrieved_by=sorted(pooled) or ["table-sql"],
+                    retrieved_by=sorted(pooled) or [staged.added_by.get(evidence_id, "mode")],
                 )
             )
         return QueryResult(

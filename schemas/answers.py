@@ -64,6 +64,10 @@ class AnswerRecord(BaseModel):
     table: str | None = Field(
         None, description="the table-sql mode's table, SQL and chosen rows (schemas.query.TableSql as JSON)"
     )
+    refinement: str | None = Field(
+        None, description="the graph-critic mode's rounds (a JSON list of schemas.query.RefinementRound)"
+    )
+    validated: bool | None = Field(None, description="graph-critic: whether its critic accepted the answer")
     index_version: str = Field(description="the index version every evidence id belongs to")
     answerer: str = Field(description="what answered: bm25, engine, …")
     error: str | None = Field(None, description="why the question could not be answered")

@@ -227,6 +227,24 @@ class TableSql(BaseModel):
     test: StatisticalTest | None = Field(None, description="the test a statistics question ran, if any")
 
 
+class RefinementRound(BaseModel):
+    """One round of the graph-critic mode: what the router chose, what it found, what the critic said."""
+
+    round: int
+    module: Literal["hybrid", "text", "fused"]
+    entities: list[str] = Field(default_factory=list, description="topic entities, 'id (label)'")
+    relations: list[str] = Field(default_factory=list, description="relations walked; empty = any")
+    paths: list[str] = Field(default_factory=list, description="reasoning paths 'A -rel-> B', best first")
+    top: list[str] = Field(default_factory=list, description="the module's top evidence ids, best first")
+    answer: str
+    confidence: float
+    accepted: bool = Field(description="the validator's verdict on this round's top result")
+    feedback: str | None = Field(None, description="the commenter's feedback type, when rejected")
+    detail: str | None = Field(None, description="what the feedback is about, in words")
+    note: str | None = Field(None, description="a cap or a fallback the round met")
+    ms: float = 0.0
+
+
 class QueryResult(BaseModel):
     """The answer, how sure the engine is, what supports it, and how it got there."""
 
@@ -251,6 +269,10 @@ class QueryResult(BaseModel):
     facts: list[KgFact] = Field(default_factory=list, description="statements a KG lookup answered from")
     reading: LlmReading | None = Field(None, description="the LLM reader's account, when it read")
     table: TableSql | None = Field(None, description="the table and SQL, when the table-sql mode answered")
+    refinement: list[RefinementRound] = Field(
+        default_factory=list, description="the graph-critic mode's rounds, in order, when it answered"
+    )
+    validated: bool | None = Field(None, description="graph-critic: whether the critic accepted the answer")
 
     def timing(self, stage: str) -> float | None:
         return next((t.ms for t in self.timings if t.stage == stage), None)

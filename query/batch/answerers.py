@@ -107,6 +107,12 @@ class EngineAnswerer:
             ],
             sql=result.table.sql if result.table is not None else None,
             table=result.table.model_dump_json() if result.table is not None else None,
+            refinement=(
+                "[" + ",".join(r.model_dump_json() for r in result.refinement) + "]"
+                if result.refinement
+                else None
+            ),
+            validated=result.validated,
             index_version=self.index_version,
             answerer=self.engine.name,
         )

@@ -133,6 +133,8 @@ def print_result(result: QueryResult, evidence: int) -> None:
         )
     if result.table is not None:
         print_table(result.table)
+    if result.refinement:
+        print_refinement(result)
     intent = result.intent
     best = [(link.mention.text, link.best) for link in result.links if link.best]
     links = ", ".join(f"{text} → {cand.entity_id} ({cand.label})" for text, cand in best)
@@ -191,6 +193,26 @@ def print_table(trace: TableSql) -> None:
         t = trace.test
         said = f"{t.name}, statistic {t.statistic:.4g}, p = {t.p_value:.3g}, n = {t.n}; {t.verdict}"
         console.print(f"[dim]  test: {escape(said)}[/]")
+
+
+def print_refinement(result: QueryResult) -> None:
+    """The graph-critic rounds as a short trace: what was walked, what came back, what the critic said."""
+    verdict = "accepted by the critic" if result.validated else "not accepted: the most confident round"
+    console.print(f"[dim]  refinement path ({len(result.refinement)} rounds; {verdict}):[/]")
+    for r in result.refinement:
+        walked = f" entities {', '.join(r.entities)}" if r.entities else ""
+        walked += (
+            f"; relations {', '.join(r.relations)}"
+            if r.relations
+            else ("; any relation" if r.entities else "")
+        )
+        said = "accepted" if r.accepted else f"rejected: {r.feedback} ({r.detail})"
+        line = f"{r.round}. {r.module}{walked} → {r.answer} ({r.confidence:.2f}); {said}; {r.ms:.0f} ms"
+        console.print(f"[dim]    {escape(line)}[/]")
+        for path in r.paths[:3]:
+            console.print(f"[dim]       path: {escape(path)}[/]")
+        if r.note:
+            console.print(f"[dim]       note: {escape(r.note)}[/]")
 
 
 def reading_line(result: QueryResult) -> str:

@@ -3,6 +3,8 @@
 - ``kg-lookup``: entity and property → a typed statement (``query.modes.kg_lookup``);
 - ``table-sql``: a superlative or a position over the rows of one retrieved table, by SQL
   (``query.modes.table_sql``);
+- ``graph-critic``: a router over retrieval modules (a walk of the graph from the topic entities, text
+  similarity, the fused pass) with a critic that validates each round (``query.modes.graph_critic``);
 - ``retrieve-read``: retrieve → re-rank → read, the fallback that always answers.
 
 A mode is registered here by name with a factory over ``ModeContext`` (what the engine opened), so an
@@ -20,6 +22,7 @@ from index.statements import StatementStore
 from index.tables import TableStore
 from query.llm.chat import Llm
 from query.modes.base import Declined, Mode, Understanding
+from query.modes.graph_critic import GraphCriticMode, GraphCriticSettings
 from query.modes.kg_lookup import KgLookupMode, KgLookupSettings
 from query.modes.retrieve_read import RetrieveReadMode, RetrieveReadPipeline
 from query.modes.router import NoModeAnswered, Router
@@ -30,6 +33,7 @@ from query.understand.properties import PropertyLabels
 __all__ = [
     "MODES",
     "Declined",
+    "GraphCriticSettings",
     "KgLookupSettings",
     "Mode",
     "ModeContext",
@@ -56,6 +60,7 @@ class ModeContext:
     llm: Llm | None = None  # the configured instruct model, when one loaded
     graph: GraphIndex | None = None
     aliases: AliasIndex | None = None
+    graph_critic: GraphCriticSettings | None = None
 
 
 MODES: dict[str, Callable[[ModeContext], Mode]] = {
@@ -72,8 +77,21 @@ MODES: dict[str, Callable[[ModeContext], Mode]] = {
         aliases=c.aliases,
         index_version=c.index_version,
     ),
+    "graph-critic": lambda c: GraphCriticMode(
+        c.pipeline,  # type: ignore[arg-type]
+        c.evidence,
+        _required(c.graph, "graph-critic needs the index's graph"),
+        c.graph_critic,
+        c.index_version,
+    ),
     "retrieve-read": lambda c: RetrieveReadMode(c.pipeline),
 }
+
+
+def _required(value, why: str):
+    if value is None:
+        raise ValueError(why)
+    return value
 
 
 def build_modes(names: list[str], context: ModeContext) -> list[Mode]:

@@ -297,10 +297,12 @@ class TableSqlMode:
             row = next(iter(self.store.get([chosen_evidence])), None)
             if row is not None:
                 staged.rows[row.evidence_id] = row
+                staged.added_by[row.evidence_id] = NAME
                 head.append(row.evidence_id)
                 hops = self.pipeline.hop_from([row])[: self.settings.hop_passages]
                 for hop_row in self.store.get(hops):
                     staged.rows[hop_row.evidence_id] = hop_row
+                    staged.added_by[hop_row.evidence_id] = NAME
                     head.append(hop_row.evidence_id)
         keep = len(staged.rankings["final"])
         rest = [e for e in staged.rankings["final"] if e not in head]

@@ -1,0 +1,392 @@
+"""The graph-critic mode: a bank of retrieval modules, a router that names topic entities and relations,
+and a critic that validates each round's answer and says what to change — after the second published
+design this project follows (a router over retriever modules with self-reflection).
+
+One round:
+
+1. the **router** picks a module and, for the hybrid module, the topic entities (the linker's best
+   candidates) and the relations the question names among those the topic entities have
+   (``query.understand.relations``); the critic's feedback from the previous round changes one thing;
+2. the **module** ranks evidence:
+   - *hybrid*: the ego-graph of the topic entities in Kùzu along the chosen relations
+     (``GraphIndex.ego``: statements by property, page links by column header or infobox key; capped per
+     hop, and said when cut), intersected when there are several topics; the documents are the rows on
+     the topics' pages that carry those edges and the lead windows of the pages they reach, ranked by
+     similarity to the question (dense cosine plus the share of the question's words they hold);
+   - *text*: the retrieved pool (BM25 and dense) ranked by similarity to the question alone;
+   - *fused*: today's single pass (fusion, re-ranking) as it is;
+3. the reader reads the module's top rows;
+4. the **critic**: the *validator* accepts a round whose answer is known, confident enough
+   (``accept_confidence``), not a topic entity itself, and found on a reasoning path; otherwise the
+   *commenter* returns one feedback of fixed types (``FEEDBACK``): no entity, incorrect entity,
+   incorrect relation, no intersection, answer outside the intersection, wrong module.
+
+At most ``rounds`` rounds; the first accepted answer wins, else the most confident, with
+``validated = false``. Every round — module, entities, relations, paths, top rows, verdict, feedback,
+milliseconds — is kept in ``QueryResult.refinement``: the user sees how the answer was reached.
+
+Without an LLM the router and the validator are rules, as above.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from index.graph import EgoEdge, GraphIndex
+from query.modes.base import Declined, Understanding
+from query.retrieve.evidence_store import EvidenceRow, EvidenceStore
+from query.text import content_words
+from query.understand.relations import RelationInventory
+from schemas.query import QueryResult, RefinementRound
+
+NAME = "graph-critic"
+Module = Literal["hybrid", "text", "fused"]
+FEEDBACK = (
+    "no entity",
+    "incorrect entity",
+    "incorrect relation",
+    "missing entity",
+    "no intersection",
+    "answer outside intersection",
+    "wrong module",
+)
+
+
+class GraphCriticSettings(BaseModel):
+    """Bounds of the graph-critic mode (``[graph_critic]`` in an engine config)."""
+
+    rounds: int = Field(3, ge=1, le=6, description="router-critic rounds at most")
+    topics: int = Field(2, ge=1, le=4, description="topic entities walked at once")
+    edges_per_hop: int = Field(200, ge=1, description="edges read per kind per hop; more is cut, and said")
+    page_rows: int = Field(400, ge=1, description="rows read from the topic entities' pages")
+    leads_per_target: int = Field(2, ge=1, description="lead windows read per reached page")
+    evidence: int = Field(30, ge=1, le=100, description="rows a module hands the reader")
+    accept_confidence: float = Field(0.5, ge=0, le=1, description="the validator's confidence floor")
+    word_weight: float = Field(0.3, ge=0, description="weight of the question-word share beside dense cosine")
+    estimate: float = Field(
+        0.55, ge=0, le=1, description="router order when a topic entity is linked (retrieve-read: 0.5)"
+    )
+
+
+class GraphCriticPipeline(Protocol):
+    """What the mode needs of the engine (the modes room does not import it)."""
+
+    def run(self, question: str, understanding: Understanding | None = None) -> Any: ...
+
+    def read(self, staged: Any, reader: Any = None) -> Any: ...
+
+    def result(self, staged: Any, read: Any) -> QueryResult: ...
+
+    def similarity(self, question: str, evidence_ids: list[str]) -> np.ndarray: ...
+
+
+@dataclass
+class Plan:
+    module: Module
+    entities: list[tuple[str, str]] = field(default_factory=list)  # (id, label)
+    relations: list[str] | None = None  # None = any relation
+    relation_labels: list[str] = field(default_factory=list)
+
+    def key(self) -> tuple:
+        return (self.module, tuple(e for e, _ in self.entities), tuple(self.relations or ()))
+
+
+@dataclass
+class Walk:
+    ranking: list[str]
+    rows: dict[str, EvidenceRow]
+    paths: dict[str, str]  # evidence id → the path that reached it, in words
+    topics: list[str]
+    targets: set[str]
+    empty: str | None = None  # why the walk found nothing: "no edges", "no intersection"
+    note: str | None = None
+    scores: dict[str, float] = field(default_factory=dict)  # the module's own scores (shown with the rows)
+
+
+@dataclass
+class Verdict:
+    accepted: bool
+    feedback: str | None = None
+    detail: str | None = None
+
+
+def _words(text: str) -> set[str]:
+    return set(content_words(text))
+
+
+class GraphCriticMode:
+    name = NAME
+
+    def __init__(
+        self,
+        pipeline: GraphCriticPipeline,
+        store: EvidenceStore,
+        graph: GraphIndex,
+        settings: GraphCriticSettings | None = None,
+        index_version: str = "",
+    ):
+        self.pipeline, self.store, self.graph = pipeline, store, graph
+        self.settings = settings or GraphCriticSettings()
+        self.index_version = index_version
+        self._inventory: RelationInventory | None = None
+
+    @property
+    def inventory(self) -> RelationInventory:
+        if self._inventory is None:  # read on first use: an engine that never routes here pays nothing
+            self._inventory = RelationInventory.from_graph(self.graph)
+        return self._inventory
+
+    def estimate(self, understanding: Understanding) -> tuple[float, str]:
+        topics = self._topics(understanding, skip=0)
+        if not topics:
+            return 0.0, "no entity linked in the question: nothing to walk from"
+        names = ", ".join(label for _, label in topics)
+        return self.settings.estimate, f"topic entities to walk from: {names}"
+
+    # -- the router -------------------------------------------------------------------------------------
+
+    def _topics(self, understanding: Understanding, skip: int) -> list[tuple[str, str]]:
+        """The best candidate of each linked mention (the ``skip``-th for the first mention, when the
+        critic said the entity was wrong), strongest mention first."""
+        ranked = sorted(
+            (lk for lk in understanding.links if lk.candidates),
+            key=lambda lk: -lk.candidates[0].score,
+        )
+        out: list[tuple[str, str]] = []
+        for i, link in enumerate(ranked):
+            index = skip if i == 0 else 0
+            if index < len(link.candidates):
+                candidate = link.candidates[index]
+                if all(candidate.entity_id != e for e, _ in out):
+                    out.append((candidate.entity_id, candidate.label))
+        return out[: self.settings.topics]
+
+    def _first_plan(self, understanding: Understanding) -> Plan:
+        topics = self._topics(understanding, skip=0)
+        if not topics:
+            return Plan("fused")
+        return self._with_relations(Plan("hybrid", topics), understanding)
+
+    def _with_relations(self, plan: Plan, understanding: Understanding) -> Plan:
+        """The relations the question names among those the topic entities have (any, when none)."""
+        edges, _ = self.graph.ego([e for e, _ in plan.entities], None, self.settings.edges_per_hop)
+        available = {e.relation: e.label for e in edges}
+        named = self.inventory.named(
+            understanding.question, available, [m.property for m in understanding.intent.properties]
+        )
+        if named:
+            plan.relations = [r.name for r in named]
+            plan.relation_labels = [f"{r.label} (by '{r.why}')" for r in named]
+        return plan
+
+    def _next_plan(
+        self, plan: Plan, verdict: Verdict, understanding: Understanding, tried: set, skip: int
+    ) -> Plan | None:
+        """The router's answer to the feedback: change the one thing it names."""
+        options: list[Plan] = []
+        if verdict.feedback == "incorrect relation" and plan.relations is not None:
+            options.append(Plan("hybrid", plan.entities, None))
+        if verdict.feedback in ("incorrect entity", "incorrect relation") and plan.module == "hybrid":
+            others = self._topics(understanding, skip=skip + 1)
+            if others:
+                options.append(self._with_relations(Plan("hybrid", others), understanding))
+        if verdict.feedback in ("no intersection", "answer outside intersection") and len(plan.entities) > 1:
+            options.append(self._with_relations(Plan("hybrid", plan.entities[:1]), understanding))
+        options += [Plan("fused"), Plan("text")]
+        if any(lk.candidates for lk in understanding.links):
+            options.append(
+                self._with_relations(Plan("hybrid", self._topics(understanding, 0)), understanding)
+            )
+        return next((o for o in options if o.key() not in tried), None)
+
+    # -- the modules ------------------------------------------------------------------------------------
+
+    def _score(self, question: str, ids: list[str], rows: dict[str, EvidenceRow]) -> dict[str, float]:
+        if not ids:
+            return {}
+        dense = self.pipeline.similarity(question, ids)
+        asked = _words(question)
+        share = [len(asked & _words(rows[e].text)) / max(1, len(asked)) for e in ids]
+        return {
+            e: float(d) + self.settings.word_weight * s for e, d, s in zip(ids, dense, share, strict=True)
+        }
+
+    def _hybrid(self, question: str, plan: Plan) -> Walk:
+        topics = [e for e, _ in plan.entities]
+        labels = dict(plan.entities)
+        edges, capped = self.graph.ego(topics, plan.relations, self.settings.edges_per_hop)
+        note = f"the walk was cut at {self.settings.edges_per_hop} edges per kind" if capped else None
+        reached: dict[str, set[str]] = {}
+        for edge in edges:
+            reached.setdefault(edge.source, set()).add(edge.target)
+        if not edges:
+            return Walk([], {}, {}, topics, set(), empty="no edges", note=note)
+        targets = (
+            set.intersection(*(reached.get(t, set()) for t in topics))
+            if len(topics) > 1
+            else reached[topics[0]]
+        )
+        if not targets:
+            return Walk([], {}, {}, topics, set(), empty="no intersection", note=note)
+        edges = [e for e in edges if e.target in targets]
+        page_rows = self.graph.page_evidence(topics, self.settings.page_rows)
+        rows = {r.evidence_id: r for r in self.store.get(list(dict.fromkeys(e for _, e in page_rows)))}
+        paths: dict[str, str] = {}
+        parents: dict[str, list[str]] = {}  # target → the topic rows that carry its edge
+
+        def said(edge: EgoEdge) -> str:
+            return (
+                f"{labels.get(edge.source, edge.source)} -{edge.label}-> {edge.target_label or edge.target}"
+            )
+
+        for edge in edges:
+            carriers = []
+            if edge.evidence_id:
+                carriers = [edge.evidence_id]
+            elif edge.row_index is not None:
+                carriers = [
+                    e
+                    for e, r in rows.items()
+                    if r.raw_provenance.get("table_index") == edge.source_index
+                    and r.raw_provenance.get("row_index") == edge.row_index
+                ]
+            for carrier in carriers:
+                paths.setdefault(carrier, said(edge))
+                parents.setdefault(edge.target, []).append(carrier)
+        missing = [e for e in paths if e not in rows]
+        rows.update({r.evidence_id: r for r in self.store.get(missing)})
+        keep = set(paths) if plan.relations is not None else set(rows)  # named relations: their rows only
+        leads = self.graph.lead_evidence(sorted(targets))
+        lead_rows = {r.evidence_id: r for r in self.store.get(list(dict.fromkeys(e for _, e in leads)))}
+        per_target: dict[str, list[EvidenceRow]] = {}
+        for target, evidence_id in leads:
+            if evidence_id in lead_rows:
+                per_target.setdefault(target, []).append(lead_rows[evidence_id])
+        lead_target: dict[str, str] = {}
+        for target, windows in per_target.items():
+            windows.sort(
+                key=lambda r: (
+                    r.raw_provenance.get("passage_order") or 0,
+                    r.raw_provenance.get("window") or 0,
+                )
+            )
+            for window in windows[: self.settings.leads_per_target]:
+                lead_target[window.evidence_id] = target
+                rows[window.evidence_id] = window
+                keep.add(window.evidence_id)
+        ids = [e for e in rows if e in keep]
+        own = self._score(question, ids, rows)
+        # a reached page's lead is scored mostly by the best row whose link reached it: the path is what
+        # ties the page to the question ("Robert, played by …" is in the row, not in the series' lead)
+        scores = dict(own)
+        for lead, target in lead_target.items():
+            carriers = [c for c in parents.get(target, []) if c in own]
+            if carriers:
+                best = max(carriers, key=lambda c: own[c])
+                scores[lead] = 0.8 * own[best] + 0.2 * own[lead]
+                paths.setdefault(lead, paths[best] + " (its page)")
+        ranking = sorted(ids, key=lambda e: (-scores[e], e))[: self.settings.evidence]
+        return Walk(ranking, rows, paths, topics, targets, note=note, scores=scores)
+
+    def _text(self, question: str, staged: Any) -> Walk:
+        ids = list(staged.rankings["fused"])
+        scores = self._score(question, ids, staged.rows)
+        ranking = sorted(ids, key=lambda e: (-scores[e], e))[: self.settings.evidence]
+        return Walk(ranking, {}, {}, [], set(), scores=scores)
+
+    # -- the critic -------------------------------------------------------------------------------------
+
+    def _validate(self, plan: Plan, walk: Walk, result: QueryResult) -> Verdict:
+        if walk.empty == "no edges":
+            kind = "incorrect relation" if plan.relations is not None else "incorrect entity"
+            return Verdict(False, kind, f"no edge leaves {', '.join(walk.topics)} along the chosen relations")
+        if walk.empty == "no intersection":
+            return Verdict(False, "no intersection", f"{', '.join(walk.topics)} reach no common entity")
+        if result.unknown:
+            feedback = "incorrect relation" if plan.relations is not None else "wrong module"
+            return Verdict(
+                False, feedback, f"the {plan.module} module's rows hold no answer the reader trusts"
+            )
+        if plan.module == "hybrid" and any(
+            result.answer.casefold() == label.casefold() or result.answer_entity_id == entity_id
+            for entity_id, label in plan.entities
+        ):
+            return Verdict(
+                False, "incorrect relation", f"the answer '{result.answer}' is the topic entity itself"
+            )
+        if result.confidence < self.settings.accept_confidence:
+            feedback = "incorrect relation" if plan.module == "hybrid" and plan.relations else "wrong module"
+            return Verdict(
+                False, feedback, f"confidence {result.confidence:.2f} < {self.settings.accept_confidence}"
+            )
+        if plan.module == "hybrid" and len(walk.topics) > 1:
+            supported = set(result.supporting_evidence_ids)
+            if supported and not supported & set(walk.paths):
+                return Verdict(False, "answer outside intersection", "the answer's evidence is on no path")
+        return Verdict(True)
+
+    # -- the loop ---------------------------------------------------------------------------------------
+
+    def run(self, understanding: Understanding) -> QueryResult | Declined:
+        question = understanding.question
+        staged = self.pipeline.run(question, understanding)
+        fused, fused_scores = list(staged.rankings["final"]), dict(staged.final_scores)
+        plan: Plan | None = self._first_plan(understanding)
+        rounds: list[RefinementRound] = []
+        results: list[tuple[QueryResult, bool]] = []
+        tried: set = set()
+        skip = 0
+        while plan is not None and len(rounds) < self.settings.rounds:
+            started = time.perf_counter()
+            tried.add(plan.key())
+            if plan.module == "hybrid":
+                walk = self._hybrid(question, plan)
+                staged.rows.update(walk.rows)
+                staged.added_by.update(dict.fromkeys(walk.rows, NAME))
+            elif plan.module == "text":
+                walk = self._text(question, staged)
+            else:
+                walk = Walk(fused, {}, {}, [], set(), scores=fused_scores)
+            staged.rankings["final"], staged.final_scores = walk.ranking, walk.scores
+            result = self.pipeline.result(staged, self.pipeline.read(staged))
+            verdict = self._validate(plan, walk, result)
+            top = walk.ranking[:5]
+            rounds.append(
+                RefinementRound(
+                    round=len(rounds) + 1,
+                    module=plan.module,
+                    entities=[f"{e} ({label})" for e, label in plan.entities],
+                    relations=plan.relation_labels if plan.relations is not None else [],
+                    paths=[walk.paths[e] for e in top if e in walk.paths],
+                    top=top,
+                    answer="unknown" if result.unknown else result.answer,
+                    confidence=round(result.confidence, 3),
+                    accepted=verdict.accepted,
+                    feedback=verdict.feedback,
+                    detail=verdict.detail,
+                    note=walk.note,
+                    ms=round((time.perf_counter() - started) * 1000, 3),
+                )
+            )
+            results.append((result, verdict.accepted))
+            if verdict.accepted:
+                break
+            if verdict.feedback == "incorrect entity":
+                skip += 1
+            plan = self._next_plan(plan, verdict, understanding, tried, skip)
+        staged.rankings["final"], staged.final_scores = fused, fused_scores
+        accepted = [r for r, ok in results if ok]
+        best = (
+            accepted[0]
+            if accepted
+            else max((r for r, _ in results), key=lambda r: (not r.unknown, r.confidence))
+        )
+        return best.model_copy(update={"refinement": rounds, "validated": bool(accepted)})
+
+
+__all__ = ["FEEDBACK", "NAME", "GraphCriticMode", "GraphCriticPipeline", "GraphCriticSettings"]
