@@ -302,6 +302,8 @@ class GraphCriticMode:
     # -- the critic -------------------------------------------------------------------------------------
 
     def _validate(self, plan: Plan, walk: Walk, result: QueryResult) -> Verdict:
+        if walk.empty == "no entity":
+            return Verdict(False, "no entity", "no entity is linked in the question to walk from")
         if walk.empty == "no edges":
             kind = "incorrect relation" if plan.relations is not None else "incorrect entity"
             return Verdict(False, kind, f"no edge leaves {', '.join(walk.topics)} along the chosen relations")
@@ -319,32 +321,46 @@ class GraphCriticMode:
             return Verdict(
                 False, "incorrect relation", f"the answer '{result.answer}' is the topic entity itself"
             )
-        if result.confidence < self.settings.accept_confidence:
-            feedback = "incorrect relation" if plan.module == "hybrid" and plan.relations else "wrong module"
-            return Verdict(
-                False, feedback, f"confidence {result.confidence:.2f} < {self.settings.accept_confidence}"
-            )
         if plan.module == "hybrid" and len(walk.topics) > 1:
             supported = set(result.supporting_evidence_ids)
             if supported and not supported & set(walk.paths):
                 return Verdict(False, "answer outside intersection", "the answer's evidence is on no path")
+        if result.confidence < self.settings.accept_confidence:  # last: every other check passed
+            feedback = "incorrect relation" if plan.module == "hybrid" and plan.relations else "wrong module"
+            return Verdict(
+                False, feedback, f"confidence {result.confidence:.2f} < {self.settings.accept_confidence}"
+            )
         return Verdict(True)
 
     # -- the loop ---------------------------------------------------------------------------------------
 
     def run(self, understanding: Understanding) -> QueryResult | Declined:
+        staged = self.pipeline.run(understanding.question, understanding)
+        return self.refine(understanding, staged, self._first_plan(understanding), self.settings.rounds)
+
+    def first_plan(self, understanding: Understanding, module: Module | None = None) -> Plan:
+        """The router's first choice (or the given module's plan, for measuring one module alone)."""
+        if module is None or module == "hybrid":
+            plan = self._first_plan(understanding)
+            return plan if module is None or plan.module == "hybrid" else Plan("hybrid")
+        return Plan(module)
+
+    def refine(
+        self, understanding: Understanding, staged: Any, plan: Plan | None, max_rounds: int
+    ) -> QueryResult:
+        """Rounds of module → reader → critic from ``plan``, on one retrieval (``staged``, left as found)."""
         question = understanding.question
-        staged = self.pipeline.run(question, understanding)
         fused, fused_scores = list(staged.rankings["final"]), dict(staged.final_scores)
-        plan: Plan | None = self._first_plan(understanding)
         rounds: list[RefinementRound] = []
         results: list[tuple[QueryResult, bool]] = []
         tried: set = set()
         skip = 0
-        while plan is not None and len(rounds) < self.settings.rounds:
+        while plan is not None and len(rounds) < max_rounds:
             started = time.perf_counter()
             tried.add(plan.key())
-            if plan.module == "hybrid":
+            if plan.module == "hybrid" and not plan.entities:
+                walk = Walk([], {}, {}, [], set(), empty="no entity")
+            elif plan.module == "hybrid":
                 walk = self._hybrid(question, plan)
                 staged.rows.update(walk.rows)
                 staged.added_by.update(dict.fromkeys(walk.rows, NAME))
