@@ -39,6 +39,15 @@ def raw_entities(path: Path = WIKIDATA_ITEMS) -> dict[str, dict]:
 
 
 @pytest.fixture(scope="session")
+def raw_dump() -> dict[str, dict]:
+    """Every entity of both sample Wikidata dumps, parsed straight from the files."""
+    entities = {}
+    for path in sorted((SAMPLES / "wikidata").glob("*.json.bz2")):
+        entities.update(raw_entities(path))
+    return entities
+
+
+@pytest.fixture(scope="session")
 def settings() -> HqaSettings:
     return HqaSettings()
 

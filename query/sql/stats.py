@@ -43,16 +43,20 @@ def _finite(value: float) -> float:
     return float(value)
 
 
+def _result(name: str, result, n: list[int], alpha: float, below: str, above: str) -> StatisticalTest:
+    """The test's outcome, its verdict read at ``alpha``: ``below`` when p < alpha, else ``above``."""
+    p = _finite(result.pvalue)
+    verdict = f"p < {alpha}: {below}" if p < alpha else f"p ≥ {alpha}: {above}"
+    return StatisticalTest(
+        name=name, statistic=_finite(result.statistic), p_value=p, n=n, alpha=alpha, verdict=verdict
+    )
+
+
 def normality(values: Sequence[float], alpha: float, min_values: int) -> StatisticalTest:
     _check([values], min_values)
-    result = stats.shapiro(values)
-    p = _finite(result.pvalue)
-    verdict = (
-        f"p < {alpha}: not normally distributed" if p < alpha else f"p ≥ {alpha}: normality not rejected"
-    )
-    return StatisticalTest(
-        name="Shapiro-Wilk", statistic=_finite(result.statistic), p_value=p, n=[len(values)],
-        alpha=alpha, verdict=verdict,
+    return _result(
+        "Shapiro-Wilk", stats.shapiro(values), [len(values)], alpha,
+        "not normally distributed", "normality not rejected",
     )  # fmt: skip
 
 
@@ -60,14 +64,9 @@ def correlation(xs: Sequence[float], ys: Sequence[float], alpha: float, min_valu
     if len(xs) != len(ys):
         raise ValueError("a correlation needs pairs")
     _check([xs, ys], min_values)
-    result = stats.pearsonr(xs, ys)
-    p = _finite(result.pvalue)
-    verdict = (
-        f"p < {alpha}: a significant correlation" if p < alpha else f"p ≥ {alpha}: no significant correlation"
-    )
-    return StatisticalTest(
-        name="Pearson correlation", statistic=_finite(result.statistic), p_value=p, n=[len(xs)],
-        alpha=alpha, verdict=verdict,
+    return _result(
+        "Pearson correlation", stats.pearsonr(xs, ys), [len(xs)], alpha,
+        "a significant correlation", "no significant correlation",
     )  # fmt: skip
 
 
@@ -75,12 +74,9 @@ def variance_test(
     first: Sequence[float], second: Sequence[float], alpha: float, min_values: int
 ) -> StatisticalTest:
     _check([first, second], min_values)
-    result = stats.levene(first, second, center="median")
-    p = _finite(result.pvalue)
-    verdict = f"p < {alpha}: the variances differ" if p < alpha else f"p ≥ {alpha}: no significant difference"
-    return StatisticalTest(
-        name="Levene (median)", statistic=_finite(result.statistic), p_value=p,
-        n=[len(first), len(second)], alpha=alpha, verdict=verdict,
+    return _result(
+        "Levene (median)", stats.levene(first, second, center="median"), [len(first), len(second)], alpha,
+        "the variances differ", "no significant difference",
     )  # fmt: skip
 
 

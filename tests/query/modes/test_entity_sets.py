@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from query import Engine, EngineConfig
-from tests.conftest import SAMPLES, raw_entities
 
 MODES = ["kg-lookup", "table-sql", "retrieve-read"]
 CITY = {"Q515", "Q1549591", "Q1637706", "Q200250"}  # city, big city, million city, metropolis
@@ -14,11 +13,8 @@ CHILE, MOUNTAIN = "Q298", "Q8502"
 
 
 @pytest.fixture(scope="module")
-def raw() -> dict[str, dict]:
-    entities = {}
-    for path in sorted((SAMPLES / "wikidata").glob("*.json.bz2")):
-        entities.update(raw_entities(path))
-    return entities
+def raw(raw_dump) -> dict[str, dict]:
+    return raw_dump
 
 
 @pytest.fixture(scope="module")

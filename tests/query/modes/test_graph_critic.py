@@ -13,18 +13,14 @@ from query.batch.answerers import EngineAnswerer
 from query.modes.graph_critic import FEEDBACK, GraphCriticSettings, Plan
 from schemas.answers import Question
 from schemas.query import RefinementRound
-from tests.conftest import SAMPLES, raw_entities
 
 MODES = ["graph-critic", "retrieve-read"]
 BELGIUM, PORTUGAL, CHILE = "Q31", "Q45", "Q298"
 
 
 @pytest.fixture(scope="module")
-def raw() -> dict[str, dict]:
-    entities = {}
-    for path in sorted((SAMPLES / "wikidata").glob("*.json.bz2")):
-        entities.update(raw_entities(path))
-    return entities
+def raw(raw_dump) -> dict[str, dict]:
+    return raw_dump
 
 
 @pytest.fixture(scope="module")
