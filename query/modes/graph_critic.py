@@ -91,6 +91,7 @@ class Plan:
     entities: list[tuple[str, str]] = field(default_factory=list)  # (id, label)
     relations: list[str] | None = None  # None = any relation
     relation_labels: list[str] = field(default_factory=list)
+    skip: int = 0  # which candidate of the strongest mention the topics use (the critic moves it on)
 
     def key(self) -> tuple:
         return (self.module, tuple(e for e, _ in self.entities), tuple(self.relations or ()))
@@ -185,18 +186,22 @@ class GraphCriticMode:
         return plan
 
     def _next_plan(
-        self, plan: Plan, verdict: Verdict, understanding: Understanding, tried: set, skip: int
+        self, plan: Plan, verdict: Verdict, understanding: Understanding, tried: set
     ) -> Plan | None:
         """The router's answer to the feedback: change the one thing it names."""
         options: list[Plan] = []
         if verdict.feedback == "incorrect relation" and plan.relations is not None:
-            options.append(Plan("hybrid", plan.entities, None))
+            options.append(Plan("hybrid", plan.entities, None, skip=plan.skip))
         if verdict.feedback in ("incorrect entity", "incorrect relation") and plan.module == "hybrid":
-            others = self._topics(understanding, skip=skip + 1)
+            others = self._topics(understanding, skip=plan.skip + 1)
             if others:
-                options.append(self._with_relations(Plan("hybrid", others), understanding))
+                options.append(
+                    self._with_relations(Plan("hybrid", others, skip=plan.skip + 1), understanding)
+                )
         if verdict.feedback in ("no intersection", "answer outside intersection") and len(plan.entities) > 1:
-            options.append(self._with_relations(Plan("hybrid", plan.entities[:1]), understanding))
+            options.append(
+                self._with_relations(Plan("hybrid", plan.entities[:1], skip=plan.skip), understanding)
+            )
         options += [Plan("fused"), Plan("text")]
         if any(lk.candidates for lk in understanding.links):
             options.append(
@@ -354,7 +359,6 @@ class GraphCriticMode:
         rounds: list[RefinementRound] = []
         results: list[tuple[QueryResult, bool]] = []
         tried: set = set()
-        skip = 0
         while plan is not None and len(rounds) < max_rounds:
             started = time.perf_counter()
             tried.add(plan.key())
@@ -392,9 +396,7 @@ class GraphCriticMode:
             results.append((result, verdict.accepted))
             if verdict.accepted:
                 break
-            if verdict.feedback == "incorrect entity":
-                skip += 1
-            plan = self._next_plan(plan, verdict, understanding, tried, skip)
+            plan = self._next_plan(plan, verdict, understanding, tried)
         staged.rankings["final"], staged.final_scores = fused, fused_scores
         accepted = [r for r, ok in results if ok]
         best = (
