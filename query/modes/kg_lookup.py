@@ -13,9 +13,10 @@ sub-property readings stored on the same subject — "capital of" → P1376) →
 - otherwise preferred rank wins, then the most recent.
 
 Item values answer by label, never by bare id (an unlabelled value is skipped, and the mode declines
-when nothing labelled is left); quantities answer with the amount and keep the unit apart; dates keep
-their precision, or give the year when the question asks for one. The statement's evidence row is the
-supporting evidence, so provenance is that of the KG verbalizer.
+when nothing labelled is left), and never with the entity asked about (Belgium's country is Belgium);
+quantities answer with the amount and keep the unit apart; dates keep their precision, or give the
+year when the question asks for one. The statement's evidence row is the supporting evidence, so
+provenance is that of the KG verbalizer.
 
 Questions that ask more than one property of one entity ("the population of the city where X was
 born") are left to the other modes: after the entity, the relation, the answer-type noun and the time
@@ -232,6 +233,10 @@ class KgLookupMode:
         if not labelled:
             ids = ", ".join(sorted({s.value_item or "" for s in live}))
             return [], f"the value ({ids}) has no label in the index"
+        # Belgium's country is Belgium: a value that is the subject itself never answers a question about it
+        labelled = [s for s in labelled if s.value_item != s.subject]
+        if not labelled:
+            return [], "the only value is the entity asked about itself"
         time_ = understanding.intent.time
         if time_.years:
             covering = [s for s in labelled if any(_covers(s, y) for y in time_.years)]

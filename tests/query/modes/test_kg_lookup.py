@@ -129,6 +129,18 @@ def test_an_unlabelled_item_value_is_never_the_answer(engine: Engine):
         assert "no label" in _step(result).reason or "no statement" in _step(result).reason
 
 
+def test_the_entity_asked_about_is_never_its_own_answer(engine: Engine):
+    """'Who is the head of state of Belgium?': P35's value has no label in the slice, and the mode fell
+    through to the answer-type reading P17 and answered 'Belgium' (Belgium's country) at 0.95."""
+    heads = {c["mainsnak"]["datavalue"]["value"]["id"] for c in _best(BELGIUM, "P35")}
+    assert heads and all(_label(h) is None for h in heads)  # the slice cannot name the head of state
+    assert BELGIUM in {c["mainsnak"]["datavalue"]["value"]["id"] for c in _best(BELGIUM, "P17")}
+    result = engine.ask("Who is the head of state of Belgium?")
+    assert result.answer_entity_id != BELGIUM and result.answer != "Belgium"
+    if result.mode == "kg-lookup":
+        assert result.facts and result.facts[0].property != "P17"
+
+
 def test_retrieve_read_alone_is_a_config(sample_index):
     _, built = sample_index
     with Engine.open(built.version_dir, EngineConfig(modes=["retrieve-read"], reader="candidates")) as engine:
