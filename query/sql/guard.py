@@ -45,6 +45,14 @@ class SqlRejected(ValueError):
     """The SQL is not one read-only SELECT over the known tables; the message says what broke the rule."""
 
 
+class UnknownTable(SqlRejected):
+    """The SQL reads a table by a name that is not the question's table (a model naming it after its page)."""
+
+    def __init__(self, name: str, known: Sequence[str]):
+        super().__init__(f"reads table {name!r}; known: {sorted(known)}")
+        self.name = name
+
+
 class SqlFailed(RuntimeError):
     """The SQL passed the check but DuckDB could not run it (a binder error, a type error, the limit)."""
 
@@ -123,7 +131,7 @@ def check_select(sql: str, tables: Sequence[str]) -> None:
             if node.get("catalog_name") or node.get("schema_name") not in ("", "main", None):
                 raise SqlRejected(f"names a catalog or schema ({name}); only the question's table")
             if name not in known:
-                raise SqlRejected(f"reads table {name!r}; known: {sorted(known)}")
+                raise UnknownTable(name, sorted(known))
         if kind == "RECURSIVE_CTE_NODE":
             raise SqlRejected("a recursive CTE; a question over one table needs none")
         if node.get("class") in ("FUNCTION", "WINDOW", "AGGREGATE") and not node.get("is_operator"):

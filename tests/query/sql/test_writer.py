@@ -58,3 +58,18 @@ def test_a_failing_model_is_an_error_not_a_crash() -> None:
 def test_long_cells_are_cut_in_the_prompt() -> None:
     table = pa.table({"row_index": [0], "notes": ["x" * 500]})
     assert "x" * 41 not in table_prompt("q", "notes TEXT", table)
+
+
+def test_a_table_named_after_its_page_is_the_question_table_and_two_names_are_refused() -> None:
+    """OTT-QA: the model wrote 'FROM list_of_youtubers' in 13 of 32 replies; it reads the one table."""
+    backend = Scripted([{"sql": "SELECT count(*) FROM belarusian_premier_league WHERE location = 'Minsk'"}])
+    written = SqlWriter(Llm(backend)).write(
+        "How many clubs are from Minsk?", SCHEMA, TABLE_DATA, "Belarusian"
+    )
+    assert written.error is None and written.result is not None and written.result.rows == [[2]]
+    assert f"The table {TABLE} is from the page: Belarusian" in backend.sent[0][1]["content"]
+    two = Scripted(
+        [{"sql": "SELECT * FROM clubs, stadiums"}, {"sql": "SELECT * FROM clubs JOIN stadiums ON 1=1"}]
+    )
+    refused = SqlWriter(Llm(two)).write("Which club?", SCHEMA, TABLE_DATA)
+    assert refused.result is None and "reads table" in (refused.error or "")
