@@ -1,11 +1,13 @@
 """The table-sql mode: arithmetic over a table built for the question — from the graph, or a retrieved
 Wikipedia table.
 
-From the graph (``query.modes.entity_sets``): "How many of the Chilean places have more than 100,000
-inhabitants?", "Which Chilean city has the most inhabitants?", "Which of Bonn, Parma and Siena has the
-largest area?" — the entity set by a fixed Cypher, one row per entity with its value of the property
-and the statement it came from, then a template SELECT (a count over a threshold, a superlative). The
-count's answer is the number, said with how many entities had no value.
+From the graph (``query.modes.set_answers``, with ``query.modes.entity_sets`` resolving the words):
+"How many of the Chilean places have more than 100,000 inhabitants?", "Which Chilean city has the most
+inhabitants?", "Which of Bonn, Parma and Siena has the largest area?", "Is the population of the German
+cities normally distributed?", "Which country has the most cities?" — the entity set by a fixed
+Cypher, one row per entity with its values and the statements they came from, then a template SELECT
+(and, for a statistics question, a SciPy test over what it selected). Every reading of the question
+is tried in turn; the first the index resolves answers.
 
 From a retrieved table: a question that ranks or picks a place over the rows of one table.
 
