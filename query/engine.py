@@ -319,11 +319,14 @@ class Engine:
     def result(self, staged: StagedRun, read: Reading) -> QueryResult:
         choice = read.choice
         evidence = []
+        # the features' rows follow pool.ids; pool.ranks may also name rows the store could not return
+        # (dropped from ids) — a mode's own rows (a hop, a graph walk) may be among those
+        position = {e: i for i, e in enumerate(staged.pool.ids)}
         for evidence_id in staged.rankings["final"]:
             row = staged.rows[evidence_id]
             signals = {}
-            if evidence_id in staged.pool.ranks:  # a mode may add rows the pool never held (a hop)
-                i = staged.pool.ids.index(evidence_id)
+            if evidence_id in position:
+                i = position[evidence_id]
                 signals = {k: round(float(v), 4) for k, v in zip(FEATURES, staged.features[i], strict=True)}
                 signals = {k: v for k, v in signals.items() if v}
             ranks = {

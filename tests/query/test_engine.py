@@ -164,3 +164,21 @@ def test_stages_can_be_switched_off_by_config(sample_index) -> None:
     assert {e.retrieved_by[0] for e in answer.evidence} == {"bm25"}
     with pytest.raises(ValueError, match="retrievers"):
         EngineConfig.load(None, reader="candidates", retrieval={"retrievers": ["web"]})
+
+
+def test_a_mode_may_read_a_row_retrieved_but_cut_from_the_pool(sample_index) -> None:
+    """A graph walk (or table-sql's hop) may hand the reader a row its retrievers found but fusion cut
+    (``pool.ranks`` keeps it, ``pool.ids`` does not): ``result`` used to raise ValueError on it."""
+    _, built = sample_index
+    config = EngineConfig.load(None, reader="candidates", retrieval={"pool_size": 5})
+    with Engine.open(built.version_dir, config) as engine:
+        staged = engine.run("Who was the interior decorator of the film Sunrise in 1927/28?")
+        cut = [e for e in staged.pool.ranks if e not in staged.pool.ids]
+        assert cut  # the retrievers found more than the pool of 5 keeps
+        (row,) = engine.store.get(cut[:1])
+        staged.rows[row.evidence_id] = row
+        staged.rankings["final"] = [row.evidence_id, *staged.rankings["final"]]
+        result = engine.result(staged, engine.read(staged))
+    first = result.evidence[0]
+    assert first.evidence_id == row.evidence_id and first.signals == {}
+    assert first.retrieved_by == sorted(staged.pool.ranks[row.evidence_id])
