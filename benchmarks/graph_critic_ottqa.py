@@ -161,6 +161,18 @@ def _validator(rows: list[dict], floor: float) -> list[bool]:
     return out
 
 
+def _verdicts(rows: list[dict], floor: float) -> tuple[int, int, int, int]:
+    """(accepted right, accepted wrong, rejected right, rejected wrong) over the rounds judged."""
+    counts = [0, 0, 0, 0]
+    for row in rows:
+        for r in row["rounds"]:
+            accepted = r["checks_passed"] and r["confidence"] >= floor
+            counts[(0 if accepted else 2) + (0 if r["em"] else 1)] += 1
+            if accepted:
+                break
+    return counts[0], counts[1], counts[2], counts[3]
+
+
 def _hits(ranks: list[int | None]) -> tuple[str, str, str]:
     n = len(ranks)
     if not n:
@@ -210,10 +222,25 @@ def _report(args, argv, rows, floor, tuned_on, version) -> list[str]:
         f"{pct(_validator(rows, floor))} % over {len(_validator(rows, floor))} judged rounds; "
         f"as shipped ({GraphCriticSettings().accept_confidence}): "
         f"{pct(_validator(rows, GraphCriticSettings().accept_confidence))} %.",
+        "Most rounds' answers are wrong, so a validator that rejects everything scores high too: "
+        + _balance(rows, floor),
         "",
         "p50 ms per round: " + (f"{statistics.median(ms):.0f}" if ms else "-"),
     ]  # fmt: skip
     return lines
+
+
+def _balance(rows: list[dict], floor: float) -> str:
+    ar, aw, rr, rw = _verdicts(rows, floor)
+    judged = ar + aw + rr + rw
+    recall = ar / (ar + rr) if ar + rr else 0.0
+    specificity = rw / (aw + rw) if aw + rw else 0.0
+    always_reject = 100 * (aw + rw) / judged if judged else 0.0
+    return (
+        f"of {judged} judged rounds {ar + rr} had a right answer; the validator accepted {ar} of those and "
+        f"{aw} wrong ones (always rejecting would score {always_reject:.1f} %); balanced accuracy "
+        f"{100 * (recall + specificity) / 2:.1f} %."
+    )
 
 
 def _line(name: str, ems: list[float], ranks: list[int | None], rounds: float) -> str:
