@@ -152,6 +152,7 @@ def test_a_row_the_pool_never_held_is_shown_with_where_it_came_from(engine):
     unrelated = [r.evidence_id for r in engine.reader.tables.rows("Nonso_Anozie_1")]
     outside = next(row for row in engine.store.get(unrelated) if row.evidence_id not in staged.pool.ranks)
     staged.rows[outside.evidence_id] = outside
+    staged.added_by[outside.evidence_id] = "table-sql"  # as the mode marks the rows it adds
     staged.rankings["final"] = [outside.evidence_id, *staged.rankings["final"]]
     result = engine.result(staged, engine.read(staged, "candidates"))
     assert result.evidence[0].evidence_id == outside.evidence_id
