@@ -87,6 +87,8 @@ class ObjectMembers:
             value, end = self._scan(buf, match.end())
         except (StopIteration, ValueError) as exc:
             raise self._bad_value(exc, match.end()) from None
+        except RecursionError:  # json's scanner recurses once per level: thousands of '[' are its limit
+            raise self._error("value nested too deeply to read", match.end()) from None
         match = _AFTER_VALUE.match(buf, end)  # also proves a number did not continue past the buffer
         if match is None:
             raise self._error_or_incomplete(buf, end, "expected ',' or '}' after a value")

@@ -38,6 +38,8 @@ READER = "ottqa"
 TABLE_FILE = "tables.json.gz"
 PASSAGE_FILE = "passages.json.gz"
 _TABLE_INDEX = re.compile(r"_(\d+)$")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_INT32_MAX = 2**31 - 1
 
 
 class OttqaIngestOptions(BaseModel):
@@ -72,28 +74,51 @@ def _page_row(title: str) -> dict[str, Any]:
     }
 
 
-def _link_refs(urls: list[str], anchor: str) -> list[dict[str, str]]:
+def _text(value: object, what: str) -> str:
+    """``value`` when it is a string a UTF-8 file can hold, else a ``ValueError`` naming ``what``.
+
+    A value is JSON: a cell may hold a number, a list or null, and a ``\\ud800`` escape or bytes that are not
+    UTF-8 (read with surrogateescape) leave a lone surrogate. Either used to fail the Parquet write of the
+    whole release, long after the member was read; checked here, it costs the member only.
+    """
+    if not isinstance(value, str):
+        raise ValueError(f"{what} is {type(value).__name__}, not a string")
+    if not value.isascii() and _SURROGATE.search(value):
+        raise ValueError(f"{what} holds a lone surrogate (a bad \\u escape, or bytes that are not UTF-8)")
+    return value
+
+
+def _link_refs(urls: object, anchor: str) -> list[dict[str, str]]:
+    if not isinstance(urls, list):
+        raise ValueError(f"cell links are {type(urls).__name__}, not a list")
     refs = []
     for url in urls:
-        target = _url_title(url)
+        target = _url_title(_text(url, "cell link"))
         if target:
             refs.append({"target": target, "anchor": anchor})
     return refs
 
 
 def table_rows(table_id: str, table: dict[str, Any]) -> tuple[list[dict], list[dict]]:
-    """``TableRow`` and ``Link`` rows of one OTT-QA table."""
-    title = normalize_title(table["title"])
+    """``TableRow`` and ``Link`` rows of one OTT-QA table; a ``ValueError`` (or ``KeyError``, ``TypeError``,
+    ``IndexError``) when the table is not of the release's shape."""
+    title = normalize_title(_text(table["title"], "title"))
     page_title = title[0] if title else table["title"]
     page_id = page_id_for(page_title)
-    section_path = [s.strip() for s in (table.get("section_title") or "").split(" -- ") if s.strip()]
-    match = _TABLE_INDEX.search(table_id)
+    section_title = _text(table.get("section_title") or "", "section_title")
+    section_path = [s.strip() for s in section_title.split(" -- ") if s.strip()]
+    for field in ("intro", "section_text"):  # written as passages by the caller
+        _text(table.get(field) or "", field)
+    match = _TABLE_INDEX.search(_text(table_id, "table id"))
     table_index = int(match.group(1)) if match else 0
-    headers = [h[0] for h in table["header"]]
+    if table_index > _INT32_MAX:
+        raise ValueError(f"table index {table_index} of {table_id!r} does not fit 32 bits")
+    headers = [_text(h[0], f"header {column + 1}") for column, h in enumerate(table["header"])]
     rows, links = [], []
     for row_index, row in enumerate(table["data"]):
         cells = []
         for column, (text, urls) in enumerate(row):
+            _text(text, f"cell {column + 1} of row {row_index + 1}")
             header = headers[column] if column < len(headers) and headers[column] else f"Column {column + 1}"
             refs = _link_refs(urls, text)
             cells.append({"column": column, "header": header, "text": text, "links": refs})
@@ -170,7 +195,7 @@ def ingest_ottqa(
             read += 1
             try:
                 rows, links = table_rows(member.key, member.value)
-            except (KeyError, TypeError, ValueError, IndexError) as exc:
+            except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
                 output.reject(
                     error=exc,
                     record_id=member.key,
@@ -187,16 +212,17 @@ def ingest_ottqa(
             written += 1
         for member in _members(passages_path, output, options, "passages"):
             read += 1
-            title = wiki_url_to_title(member.key)
-            if not title or not isinstance(member.value, str):
+            problem = _passage_problem(member)
+            if problem is not None:
                 output.reject(
-                    error="passage key is not a /wiki/ URL or its text is not a string",
+                    error=problem,
                     error_type="BadPassage",
                     record_id=member.key,
                     char_offset=member.offset,
                     excerpt=str(member.value)[:1000],
                 )
                 continue
+            title = wiki_url_to_title(member.key)
             add_page(title)
             output["passages"].append(_passage(title, [], 0, member.value))
             written += 1
@@ -212,6 +238,16 @@ def ingest_ottqa(
         notes={"pages": len(seen_pages)},
         max_error_rate=options.max_error_rate,
     )
+
+
+def _passage_problem(member: Member) -> str | None:
+    """Why a member of the passages file cannot be a passage, or None when it can."""
+    try:
+        _text(member.key, "passage key")
+        _text(member.value, "passage text")
+    except ValueError as exc:
+        return str(exc)
+    return None if wiki_url_to_title(member.key) else "passage key is not a /wiki/ URL naming an article"
 
 
 def _table_context_passages(
@@ -255,7 +291,7 @@ def _whole_document(path: Path) -> Iterator[Member] | None:
     try:
         with open_decompressed(path) as raw:
             document = json.loads(raw.read())
-    except (ValueError, EOFError, OSError):
+    except (ValueError, EOFError, OSError, RecursionError):
         return None  # the streaming reader will say exactly where and why
     if not isinstance(document, dict):
         return None
@@ -264,7 +300,12 @@ def _whole_document(path: Path) -> Iterator[Member] | None:
 
 def _streamed_members(path: Path, output: ShardOutput) -> Iterator[Member]:
     try:
-        with open_decompressed(path) as raw, io.TextIOWrapper(raw, encoding="utf-8") as text:
+        # Bytes that are not UTF-8 become lone surrogates instead of failing the read (and with it every
+        # member of the read-ahead chunk): the member holding them is quarantined, its neighbours kept.
+        with (
+            open_decompressed(path) as raw,
+            io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape") as text,
+        ):
             yield from ObjectMembers(text)
     except (JsonStreamError, EOFError, OSError, gzip.BadGzipFile, UnicodeDecodeError) as exc:
         output.reject(

@@ -22,7 +22,9 @@ ROW_GROUP_ROWS = 200_000  # Arrow rows written as one Parquet row group
 
 
 def rows_to_table(rows: list[dict], model: type[BaseModel]) -> pa.Table:
-    """Dict rows as an Arrow table of the model's schema; a row of the wrong shape fails loudly."""
+    """Dict rows as an Arrow table of the model's schema; a row of the wrong shape (a value of another type,
+    a null where the model allows none, an integer beyond its column, a string holding a lone surrogate)
+    fails loudly, as a ``ValueError``."""
     schema = arrow_schema(model)
     try:
         # Column by column is several times faster than pa.Table.from_pylist on row dicts.
@@ -30,9 +32,28 @@ def rows_to_table(rows: list[dict], model: type[BaseModel]) -> pa.Table:
             pa.array([row[name] for row in rows], type=field.type)
             for name, field in zip(schema.names, schema, strict=True)
         ]
-        return pa.Table.from_arrays(columns, schema=schema)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, KeyError) as exc:
+    except (ValueError, TypeError, KeyError, OverflowError) as exc:  # ArrowInvalid is a ValueError
         raise ValueError(f"rows for {model.__name__} do not fit its schema: {exc}") from exc
+    for field, column in zip(schema, columns, strict=True):
+        if (name := _null_where_forbidden(field, column)) is not None:
+            raise ValueError(f"rows for {model.__name__} do not fit its schema: {name} holds a null")
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def _null_where_forbidden(field: pa.Field, values: pa.Array) -> str | None:
+    """The first field, nested ones included (``qualifiers.item.property``), that holds a null although the
+    schema forbids it. ``pa.array`` does not check; the sink's cast would, but only when it writes the file,
+    where one bad row fails every row of the run."""
+    if not field.nullable and values.null_count:
+        return field.name
+    if pa.types.is_list(field.type):
+        inner = _null_where_forbidden(field.type.value_field, values.flatten())
+    elif pa.types.is_struct(field.type):
+        children = zip(field.type, values.flatten(), strict=True)
+        inner = next((n for f, v in children if (n := _null_where_forbidden(f, v)) is not None), None)
+    else:
+        return None
+    return None if inner is None else f"{field.name}.{inner}"
 
 
 class ParquetSink:

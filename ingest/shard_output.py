@@ -52,6 +52,12 @@ def summary_path(out_dir: Path, reader: str, source: Path, shard: str) -> Path:
     return Path(out_dir) / "_runs" / f"{reader}.{input_stem(source)}.{shard}.json"
 
 
+def _storable(text: str) -> str:
+    """``text`` with lone surrogates written as ``\\udc80`` escapes: a bad record's id or excerpt may hold
+    them (a ``\\ud800`` JSON escape, bytes that are not UTF-8), and the quarantine file must take them."""
+    return text if text.isascii() else text.encode("utf-8", errors="backslashreplace").decode("utf-8")
+
+
 class ShardOutput:
     """Opens one sink per table plus the quarantine; ``finish`` closes them and writes the summary."""
 
@@ -105,11 +111,11 @@ class ShardOutput:
                 "line": line,
                 "byte_offset": byte_offset,
                 "char_offset": char_offset,
-                "record_id": record_id,
+                "record_id": None if record_id is None else _storable(record_id),
                 "error_type": error_type
                 or (type(error).__name__ if isinstance(error, BaseException) else "error"),
-                "error": str(error),
-                "excerpt": excerpt[:EXCERPT_CHARS],
+                "error": _storable(str(error)),
+                "excerpt": _storable(excerpt[:EXCERPT_CHARS]),
             }
         )
 

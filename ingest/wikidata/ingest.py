@@ -119,15 +119,22 @@ class _LineBatch:
             offset += len(data) + 1
 
 
+@dataclass
+class _Extracted:
+    """One entity line's rows, kept with its position until they are known to fit the schema."""
+
+    where: dict
+    payload: bytes
+    row: dict
+    statements: list[dict]
+
+
 def _extract_batch(batch: _LineBatch) -> _BatchResult:
     """Parse and extract one batch of dump lines; runs in a worker process when workers > 1."""
     options = batch.options
-    entities: list[dict] = []
-    statements: list[dict] = []
-    properties: list[dict] = []
+    extracted: list[_Extracted] = []
     rejects: list[dict] = []
     read = skipped = 0
-    referenced: set[str] = set()
     for line_no, offset, data in batch.positions():
         payload = _entity_json(data)
         if payload is None:
@@ -160,22 +167,52 @@ def _extract_batch(batch: _LineBatch) -> _BatchResult:
         if not options.scope.keeps(row):
             skipped += 1
             continue
-        entities.append(row)
-        statements.extend(stmts)
-        if (prop := property_row_from_entity(row)) is not None:
-            properties.append(prop)
-        referenced |= referenced_items(stmts)
+        extracted.append(_Extracted(where, payload, row, stmts))
+    entities, statements, kept = _fitting_tables(extracted, rejects)
+    properties = [prop for r in kept if (prop := property_row_from_entity(r.row)) is not None]
     return _BatchResult(
-        entities=rows_to_table(entities, Entity),
-        statements=rows_to_table(statements, Statement),
+        entities=entities,
+        statements=statements,
         properties=properties,
-        rejects=rejects,
+        rejects=sorted(rejects, key=lambda reject: reject["byte_offset"]),
         read=read,
-        written=len(entities),
+        written=len(kept),
         skipped=skipped,
-        referenced=referenced,
-        seen={row["id"] for row in entities},
+        referenced=set().union(*(referenced_items(r.statements) for r in kept)),
+        seen={r.row["id"] for r in kept},
     )
+
+
+def _fitting_tables(
+    extracted: list[_Extracted], rejects: list[dict]
+) -> tuple[pa.Table, pa.Table, list[_Extracted]]:
+    """Entity and statement tables of the batch, and the records in them.
+
+    An entity of the right outline can still hold a value of the wrong type (a label that is a number, a
+    claim id that is a list) that only the schema catches when rows become Arrow. That used to fail the
+    batch, and with it the run: then the batch is converted again entity by entity, and an entity whose
+    rows do not fit is quarantined with its line like any other bad record.
+    """
+    try:
+        return (*_tables(extracted), extracted)
+    except ValueError:
+        pass
+    kept = []
+    for record in extracted:
+        try:
+            _tables([record])
+        except ValueError as exc:
+            rejects.append(
+                {**record.where, "error": exc, "excerpt": record.payload, "record_id": record.row["id"]}
+            )
+        else:
+            kept.append(record)
+    return (*_tables(kept), kept)
+
+
+def _tables(records: list[_Extracted]) -> tuple[pa.Table, pa.Table]:
+    entities = rows_to_table([r.row for r in records], Entity)
+    return entities, rows_to_table([s for r in records for s in r.statements], Statement)
 
 
 def _line_batches(lines: ShardLines, options: WikidataIngestOptions) -> Iterator[_LineBatch]:

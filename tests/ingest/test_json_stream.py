@@ -31,6 +31,10 @@ def test_members_across_chunk_boundaries(monkeypatch: pytest.MonkeyPatch) -> Non
         ("[1, 2]", "expected '{'"),
         ('{"a": 1,', "breaks off inside a member|expected a string key"),
         ('{"a": 1, 2: 3}', "expected a string key"),
+        (
+            '{"a": 1, "b": ' + "[" * 100_000 + "]" * 100_000 + "}",
+            r"nested too deeply to read at character 14",
+        ),
     ],
 )
 def test_bad_documents_raise_with_their_offset(text: str, message: str) -> None:

@@ -82,3 +82,44 @@ def test_streamed_and_whole_file_paths_agree(ottqa_out: Path, tmp_path: Path) ->
     for table in ("pages", "passages", "table_rows", "links"):
         assert pl.read_parquet(tmp_path / table).equals(pl.read_parquet(ottqa_out / table)), table
     assert summary.quarantined == 0
+
+
+def test_members_of_the_wrong_shape_or_text_are_quarantined_and_the_rest_kept(
+    release: tuple[dict, dict], ottqa_out: Path, tmp_path: Path
+) -> None:
+    """Issue 17, found by benchmarks/fuzz.py: a cell that is a number or null, a section title that is a
+    list, a lone surrogate (a '\\ud800' escape, a byte that is not UTF-8) or a table index beyond 32 bits
+    failed the Parquet write of the whole release (or raised AttributeError); a byte that is not UTF-8 also
+    lost every member of its 1 MB read-ahead chunk, and thousands of nested '[' raised RecursionError."""
+    tables, passages = release
+    good_id, good = next(iter(tables.items()))
+    bad_tables = {
+        "Bad_number_0": {**good, "data": [[[12, []]]]},
+        "Bad_null_link_0": {**good, "data": [[["x", [None]]]]},
+        "Bad_section_0": {**good, "section_title": ["not", "text"]},
+        "Bad_surrogate_0": {**good, "title": "\ud800"},
+        "Bad_index_99999999999": good,
+    }
+    table_text = json.dumps({**bad_tables, **tables}).encode().replace(b"Bad_number_0", b"Bad_\xe9_0", 1)
+    bad_passages = {"/wiki/Bad_escape": "\udfff", "/wiki/Bad_bytes": "BYTES", "/wiki/Bad_number": 3}
+    passage_text = json.dumps({**bad_passages, **passages}).encode().replace(b"BYTES", b"\xff\xfe", 1)
+    passage_text = passage_text[:-1] + b', "/wiki/Bad_nesting": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    folder = tmp_path / "release"
+    folder.mkdir()
+    (folder / "tables.json.gz").write_bytes(gzip.compress(table_text))
+    (folder / "passages.json.gz").write_bytes(gzip.compress(passage_text))
+    summary = ingest_ottqa(folder, tmp_path / "out", OttqaIngestOptions(max_error_rate=None))
+    quarantine = pl.read_parquet(tmp_path / "out" / "quarantine").to_dicts()
+    assert [q["record_id"] for q in quarantine] == [
+        "Bad_\\udce9_0",
+        *list(bad_tables)[1:],
+        *bad_passages,
+        "passages.json.gz",
+    ]
+    assert "nested too deeply" in quarantine[-1]["error"]
+    nesting = passage_text.decode(errors="surrogateescape").index("[" * 1000)
+    assert quarantine[-1]["char_offset"] == nesting  # where the value too deep to read starts
+    assert summary.records_written == len(tables) + len(passages)
+    for table in ("pages", "passages", "table_rows", "links"):
+        assert pl.read_parquet(tmp_path / "out" / table).equals(pl.read_parquet(ottqa_out / table)), table
+    assert good_id in set(pl.read_parquet(tmp_path / "out" / "table_rows")["table_id"])

@@ -280,3 +280,41 @@ def test_an_entity_whose_id_is_not_a_string_is_quarantined_and_the_run_finishes(
     assert quarantine["line"].to_list() == [11, 31]
     assert quarantine["record_id"].to_list() == ["12", "{'nested': True}"]
     assert not list((tmp_path / "out" / "quarantine").glob("*.tmp"))
+
+
+def test_an_entity_whose_values_do_not_fit_the_schema_is_quarantined_and_the_run_finishes(
+    tmp_path: Path,
+) -> None:
+    """Issue 17, found by benchmarks/fuzz.py: a line of the right outline holding a value of the wrong type (a
+    claim id that is an object, a label that is a number, a precision beyond int64) failed the Arrow
+    conversion of its whole batch, and with it the run; a null where the schema allows none (a snak's
+    property, a qualifier's) passed the conversion and failed the run when the file was written."""
+    lines = bz2.decompress(WIKIDATA_ITEMS.read_bytes()).split(b"\n")
+    good = [json.loads(line.rstrip(b",")) for line in lines if line.strip(b",").startswith(b"{")]
+    belgium = next(e for e in good if e["id"] == "Q31")
+    claim_id, label, precision, snak, qualifier = (json.loads(json.dumps(belgium)) for _ in range(5))
+    claim_id["claims"]["P31"][0]["id"] = {"not": "a string"}
+    label["labels"]["en"]["value"] = 12
+    time_claim = next(c for c in precision["claims"]["P571"] if c["mainsnak"].get("datavalue"))
+    time_claim["mainsnak"]["datavalue"]["value"]["precision"] = 2**64 - 1
+    snak["claims"]["P17"][0]["mainsnak"]["property"] = None
+    dated = next(c for c in qualifier["claims"]["P1082"] if "P585" in c.get("qualifiers", {}))
+    dated["qualifiers"]["P585"][0]["property"] = None
+    bad = {10: claim_id, 30: label, 60: precision, 70: snak, 80: qualifier}
+    for at, entity in sorted(bad.items()):
+        entity["id"] = f"Q_bad{at}"
+        lines.insert(at, json.dumps(entity).encode() + b",")
+    dump = tmp_path / "wrong-types.json.bz2"
+    dump.write_bytes(bz2.compress(b"\n".join(lines)))
+    summary = ingest_wikidata(dump, tmp_path / "out", WikidataIngestOptions(max_error_rate=0.05))
+    assert summary.records_written == len(good) and summary.quarantined == len(bad)
+    quarantine = pl.read_parquet(tmp_path / "out" / "quarantine").sort("line")
+    assert quarantine["line"].to_list() == [at + 1 for at in bad]
+    assert quarantine["record_id"].to_list() == [f"Q_bad{at}" for at in bad]
+    assert quarantine["error"][3].endswith("property holds a null")
+    assert quarantine["error"][4].endswith("qualifiers.item.property holds a null")
+    assert all("do not fit its schema" in error for error in quarantine["error"])
+    entities = pl.read_parquet(tmp_path / "out" / "entities")
+    assert entities["id"].to_list() == [e["id"] for e in good]
+    statements = pl.read_parquet(tmp_path / "out" / "statements")
+    assert statements.height == sum(len(claims) for e in good for claims in e["claims"].values())
