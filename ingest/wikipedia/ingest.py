@@ -166,7 +166,8 @@ def _batches(stream: ChunkStream, options: WikipediaIngestOptions, counts: _Coun
             reason = f"page exceeds max_page_bytes={options.max_page_bytes}; it was not parsed"
             batch.append(_Item(raw, reject=("PageTooLarge", reason)))
         elif not raw.complete:
-            batch.append(_Item(raw, reject=("IncompletePage", "page breaks off at the end of the input")))
+            reason = raw.problem or "page breaks off at the end of the input"
+            batch.append(_Item(raw, reject=("IncompletePage", reason)))
         else:
             try:
                 page = parse_page(raw)

@@ -11,7 +11,7 @@ mid-page lose only that page.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ingest.sources import ChunkStream
@@ -28,6 +28,7 @@ class RawPage:
     xml: bytes
     complete: bool = True
     oversized: bool = False
+    problem: str | None = None  # why an incomplete page could not be cut whole; None: the input ends in it
 
 
 @dataclass
@@ -43,31 +44,56 @@ class DumpPage:
     text: str
 
 
+UNCLOSED = "page has no </page> before the next <page>; the pages after it were read on"
+STRAY_CLOSE = "a </page> with no <page> before it (a damaged opening tag); the bytes before it were not read"
+
+
 def iter_raw_pages(chunks: ChunkStream, max_page_bytes: int) -> Iterator[RawPage]:
     """Raw ``<page>…</page>`` byte strings in stream order.
 
     A page cut off by the end of the stream comes last, marked incomplete. A page that grows
     past ``max_page_bytes`` is yielded at once, incomplete, with its first bytes; the rest of it
-    is skipped up to its ``</page>`` without being held in memory.
+    is skipped up to its ``</page>`` without being held in memory. A page whose ``</page>`` is
+    missing ends, incomplete, where the next ``<page>`` starts, so it cannot swallow that page; a
+    ``</page>`` without its ``<page>`` is yielded (incomplete, with up to 4 kB before it), so a page
+    whose opening tag is damaged is quarantined rather than silently skipped.
     """
     buffer = bytearray()
     base = 0  # stream offset of buffer[0]
     skipping = False
     for chunk in chunks:
         buffer += chunk
+        next_open, next_close = _finder(buffer, PAGE_OPEN), _finder(buffer, PAGE_CLOSE)
         pos = 0
         while True:
             if skipping:
-                end = buffer.find(PAGE_CLOSE, pos)
-                if end < 0:
+                end = next_close(pos)
+                following = _before(next_open(pos), end)
+                if following >= 0:  # the oversized page never closed: resume at the next page
+                    pos, skipping = following, False
+                elif end < 0:
                     pos = max(pos, len(buffer) - len(PAGE_CLOSE))
                     break
-                pos, skipping = end + len(PAGE_CLOSE), False
-            start = buffer.find(PAGE_OPEN, pos)
+                else:
+                    pos, skipping = end + len(PAGE_CLOSE), False
+            start = next_open(pos)
+            stray = _before(next_close(pos), start)
+            if stray >= 0:
+                head = max(pos, stray - 4096)
+                yield RawPage(
+                    base + stray, bytes(buffer[head : stray + len(PAGE_CLOSE)]), False, problem=STRAY_CLOSE
+                )
+                pos = stray + len(PAGE_CLOSE)
+                continue
             if start < 0:
-                pos = max(pos, len(buffer) - len(PAGE_OPEN))
+                pos = max(pos, len(buffer) - len(PAGE_CLOSE))
                 break
-            end = buffer.find(PAGE_CLOSE, start)
+            end = next_close(start)
+            following = _before(next_open(start + len(PAGE_OPEN)), end)
+            if following >= 0:
+                yield RawPage(base + start, bytes(buffer[start:following]), complete=False, problem=UNCLOSED)
+                pos = following
+                continue
             if end < 0:
                 pos = start
                 if len(buffer) - start > max_page_bytes:
@@ -87,8 +113,32 @@ def iter_raw_pages(chunks: ChunkStream, max_page_bytes: int) -> Iterator[RawPage
         yield RawPage(base + start, bytes(buffer[start:]), complete=False)
 
 
+def _finder(buffer: bytearray, tag: bytes) -> Callable[[int], int]:
+    """``buffer.find(tag, at)`` that reuses its last answer while it still holds, so that thousands of stray
+    tags in a row do not each rescan the buffer up to the next tag (that was quadratic)."""
+    searched_from, found = 0, -2  # -2: nothing searched yet
+
+    def find(at: int) -> int:
+        nonlocal searched_from, found
+        if found == -2 or at < searched_from or at > found >= 0:
+            searched_from, found = at, buffer.find(tag, at)
+        return found
+
+    return find
+
+
+def _before(found: int, limit: int) -> int:
+    """``found`` if it lies before ``limit`` (-1: no limit), else -1."""
+    return found if found >= 0 and (limit < 0 or found < limit) else -1
+
+
 def _text(element: ET.Element | None) -> str | None:
-    return None if element is None else (element.text or "")
+    """The element's text; elements inside it are malformed (``<id>4<a/>36</id>`` would be read as id 4)."""
+    if element is None:
+        return None
+    if len(element):
+        raise ValueError(f"<{element.tag}> holds elements where text belongs")
+    return element.text or ""
 
 
 def parse_page(raw: RawPage) -> DumpPage:

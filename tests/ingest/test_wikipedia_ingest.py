@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bz2
 import re
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 
 from ingest.shard_output import ErrorRateExceeded
 from ingest.wikipedia.ingest import WikipediaIngestOptions, ingest_wikipedia
+from ingest.wikipedia.xml_pages import RawPage, iter_raw_pages, parse_page
 from tests.conftest import ENWIKI_SAMPLE, ENWIKI_TABLES
 
 NS = "{http://www.mediawiki.org/xml/export-0.10/}"
@@ -162,6 +164,67 @@ def test_malformed_page_is_quarantined_and_its_neighbours_kept(tmp_path: Path) -
     assert quarantine[0]["byte_offset"] == broken.rfind(b"<page>", 0, start)
     titles = set(pl.read_parquet(tmp_path / "out" / "pages")["title"])
     assert "Albert Einstein" not in titles and {"Albania", "Afghanistan"} <= titles
+
+
+def test_a_page_without_its_closing_or_opening_tag_costs_only_itself(tmp_path: Path) -> None:
+    """Issue 17, found by benchmarks/fuzz.py: a page that lost its '</page>' swallowed the next page (both
+    quarantined as one malformed page), and a page whose '<page>' was damaged vanished without a trace."""
+    xml = bz2.decompress(ENWIKI_SAMPLE.read_bytes())
+    unclosed = xml.index(b"</page>", xml.index(b"<title>Albert Einstein</title>"))
+    xml = xml[:unclosed] + xml[unclosed + len(b"</page>") :]
+    opened = xml.rindex(b"<page>", 0, xml.index(b"<title>AfghanistanPeople</title>"))
+    xml = xml[:opened] + b"<pag>" + xml[opened + len(b"<page>") :]
+    dump = tmp_path / "tags.xml"
+    dump.write_bytes(xml)
+    summary = ingest_wikipedia(dump, tmp_path / "out", WikipediaIngestOptions(workers=1, max_error_rate=None))
+    quarantine = pl.read_parquet(tmp_path / "out" / "quarantine").sort("byte_offset").to_dicts()
+    assert [(q["error_type"], q["record_id"]) for q in quarantine] == [
+        ("IncompletePage", "AfghanistanPeople"),
+        ("IncompletePage", "Albert Einstein"),
+    ]
+    stray_close = xml.index(b"</page>", opened)
+    assert [q["byte_offset"] for q in quarantine] == [stray_close, xml.rindex(b"<page>", 0, unclosed)]
+    assert "no <page> before it" in quarantine[0]["error"] and "no </page>" in quarantine[1]["error"]
+    expected = {p["title"] for p in _dump_pages(ENWIKI_SAMPLE) if p["ns"] == 0}
+    titles = set(pl.read_parquet(tmp_path / "out" / "pages")["title"])
+    assert titles == expected - {"Albert Einstein", "AfghanistanPeople"}
+    assert "Afghanistan" in titles  # the page after the unclosed one
+    assert summary.records_read == summary.records_written + summary.records_skipped + 2
+
+
+def test_an_oversized_page_without_its_end_does_not_swallow_the_next_page() -> None:
+    """Issue 17 (the fix above): the skip over an oversized page ran on to the next page's '</page>'."""
+    big = b"<page><title>Big</title><text>" + b"x" * 500
+    small = b"<page><title>Small</title><ns>0</ns><id>7</id></page>\n"
+    pages = list(iter_raw_pages([big[:300], big[300:] + b"\n" + small], max_page_bytes=200))  # type: ignore[arg-type]
+    assert [(p.offset, p.complete, p.oversized) for p in pages] == [
+        (0, False, True),
+        (len(big) + 1, True, False),
+    ]
+    assert parse_page(pages[1]).title == "Small"
+
+
+@pytest.mark.parametrize("tag", [b"<page>", b"</page>"])
+def test_a_run_of_stray_tags_is_cut_in_linear_time(tag: bytes) -> None:
+    """Found by benchmarks/fuzz.py: 200,000 stray '</page>' (or unclosed '<page>') each rescanned the buffer
+    up to the next tag, and a 1.5 MB page took minutes to cut."""
+    data = (
+        b"<page><title>A</title><id>1</id></page>\n"
+        + tag * 200_000
+        + b"\n<page><title>B</title><id>2</id></page>"
+    )
+    chunks = [data[i : i + (1 << 20)] for i in range(0, len(data), 1 << 20)]
+    started = time.perf_counter()
+    pages = list(iter_raw_pages(chunks, max_page_bytes=1 << 20))  # type: ignore[arg-type]
+    assert time.perf_counter() - started < 10  # about 0.3 s; the quadratic cut took minutes
+    assert len(pages) == 200_002 and pages[-1].complete and parse_page(pages[-1]).title == "B"
+
+
+def test_an_id_holding_elements_is_a_malformed_page_not_a_shorter_id() -> None:
+    """Issue 17, found by benchmarks/fuzz.py: '<id>4<a/>36</id>' was read as page id 4."""
+    with pytest.raises(ValueError, match="<id> holds elements where text belongs"):
+        parse_page(RawPage(0, b"<page><title>T</title><ns>0</ns><id>4<a/>36</id></page>"))
+    assert parse_page(RawPage(0, b"<page><title>T</title><ns>0</ns><id>436</id></page>")).page_id == 436
 
 
 def test_broken_wikitext_is_reported_and_the_rest_of_the_page_kept(tmp_path: Path) -> None:
