@@ -15,6 +15,7 @@ from mwparserfromhell.nodes import Heading, Node
 
 from ingest.wikitext.context import PageContext, ParsedArticle, WikitextProblem
 from ingest.wikitext.infobox import extract_infobox
+from ingest.wikitext.nesting import MAX_DEPTH, too_deep
 from ingest.wikitext.render import Renderer
 from ingest.wikitext.sink import Sink
 from ingest.wikitext.tables import extract_table
@@ -61,6 +62,15 @@ def parse_article(
             f"page has {len(wikitext)} characters; only the first {max_chars} were parsed",
         )
         wikitext = wikitext[:max_chars]
+        context.wikitext = wikitext
+    if (deep := too_deep(wikitext)) is not None:
+        cut, construct = deep
+        context.report(
+            "too_deep",
+            cut,
+            f"{construct} markup nests deeper than {MAX_DEPTH} here; only the text before it was parsed",
+        )
+        wikitext = wikitext[:cut]
         context.wikitext = wikitext
     renderer = Renderer(
         context,

@@ -21,7 +21,7 @@ Row = dict[str, Any]
 class WikitextProblem:
     """Something wrong with the input wikitext, kept so bad pages can be found and fixed upstream.
 
-    ``kind`` is one of ``too_long``, ``unclosed_template``, ``unclosed_table``,
+    ``kind`` is one of ``too_long``, ``too_deep``, ``unclosed_template``, ``unclosed_table``,
     ``table_parse_error``, ``parse_error``; ``char_offset`` indexes the page's wikitext.
     """
 

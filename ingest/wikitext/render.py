@@ -73,6 +73,7 @@ _LINK_TRAIL = re.compile(r"[a-z]+")
 _PARENTHETICAL = re.compile(r"\s*\([^()]*\)\s*$")
 _LINE_TABLE_START = re.compile(r"(?:^|\n)[ \t:]*\{\|")
 _TABLE_LINE = re.compile(r"^[ \t:]*(\{\||\|\})", re.MULTILINE)
+_SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 def find_table_end(wikitext: str, start: int) -> int | None:
@@ -259,7 +260,9 @@ class Renderer:
 
     @staticmethod
     def _entity(node: HTMLEntity, sink: Sink) -> None:
-        sink.write(node.normalize())
+        """``&#xD800;`` normalizes to a lone surrogate, which no UTF-8 file (nor Parquet) can hold: it is
+        written as U+FFFD, as browsers show it."""
+        sink.write(_SURROGATES.sub("\ufffd", node.normalize()))
 
     def _external_link(self, node: ExternalLink, sink: Sink) -> None:
         if node.brackets and node.title is not None:

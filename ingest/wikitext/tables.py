@@ -25,7 +25,8 @@ _ATTRS_BEFORE_TEMPLATE = re.compile(
     r"""^\s*((?:[A-Za-z][\w-]*\s*=\s*(?:"[^"\n]*"|'[^'\n]*'|[^\s"'|{}]+)\s*)+)(\{\{.*)$""", re.DOTALL
 )
 _ATTR = re.compile(r"""([A-Za-z][\w-]*)\s*=\s*(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"'|{}]+))""")
-_LEADING_DIGITS = re.compile(r"\s*(\d+)")
+# Nine digits at most: a span is clipped to the table anyway, and int() refuses strings of over 4300 digits.
+_LEADING_DIGITS = re.compile(r"\s*(\d{1,9})")
 
 
 @dataclass(slots=True)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from ingest.parquet_sink import rows_to_table
 from ingest.wikitext import parse_article
+from schemas.wikipedia import Passage
 
 LONG = "This sentence makes the paragraph long enough to be kept."
 
@@ -132,3 +134,12 @@ def test_table_header_defaults_caption_and_row_header_cells() -> None:
     assert [row["row_index"] for row in rows] == [0, 1]
     assert rows[0]["section_path"] == ["Results"]
     assert rows[0]["cells"][0]["links"] == [{"target": "Alpha FC", "anchor": "Alpha FC"}]
+
+
+def test_an_entity_naming_a_surrogate_becomes_the_replacement_character() -> None:
+    """Issue 17, found by benchmarks/fuzz.py: '&#xD800;' rendered as a lone surrogate, which no UTF-8 file
+    can hold, so the ingest failed writing the rows of the whole dump."""
+    article = parse_article(1, "T", f"{LONG} Odd &#xD800; and &#56319; entities, a fine &eacute;.")
+    assert _passage_texts(f"{LONG} Odd &#xD800;.") == [f"{LONG} Odd \ufffd."]
+    assert article.passages[0]["text"] == f"{LONG} Odd \ufffd and \ufffd entities, a fine \u00e9."
+    assert rows_to_table(article.passages, Passage).num_rows == 1  # what the ingest's sink does with them

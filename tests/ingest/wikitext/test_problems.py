@@ -6,6 +6,7 @@ import pytest
 
 import ingest.wikitext.tables as tables_module
 from ingest.wikitext import parse_article
+from ingest.wikitext.nesting import MAX_DEPTH, too_deep
 
 GOOD_1 = "The first paragraph is perfectly fine and links to [[Paris]]."
 GOOD_2 = "The second paragraph is fine as well and mentions [[Lyon|a city]]."
@@ -120,3 +121,36 @@ def test_closed_table_the_tokenizer_rejects_is_still_read() -> None:
 )
 def test_odd_inputs_do_not_raise(text: str) -> None:
     parse_article(5, "Odd", text)
+
+
+def test_a_span_of_thousands_of_digits_is_clipped_not_raised() -> None:
+    """Issue 17, found by benchmarks/fuzz.py: int() refuses strings of over 4300 digits, so a 'rowspan' of
+    5000 nines made parse_article raise, and the ingest lost the whole page."""
+    table = f'{{| class="wikitable"\n! A !! B\n|-\n| rowspan="{"9" * 5000}" | x || y\n|-\n| z\n|}}'
+    article = parse_article(5, "Spans", f"{GOOD_1}\n\n{table}\n\n{GOOD_3}")
+    assert [[cell["text"] for cell in row["cells"]] for row in article.table_rows] == [["x", "y"], ["x", "z"]]
+    assert [passage["text"] for passage in article.passages][-1] == GOOD_3
+
+
+@pytest.mark.parametrize(("opener", "construct"), [("{{", "template"), ("{|\n|", "table"), ("[[", "link")])
+def test_markup_nested_deeper_than_any_wiki_renders_is_cut_there(opener: str, construct: str) -> None:
+    """Issue 17, found by benchmarks/fuzz.py: 60,000 unclosed '{{' (or 100,000 nested tables) in a page kept
+    mwparserfromhell busy for minutes, one page stalling an ingest worker. The page is now parsed up to the
+    opener that nests deeper than MediaWiki's expansion limit, and the cut is reported there."""
+    head = f"{GOOD_1}\n\n{GOOD_2}\n\n"
+    text = head + opener * (MAX_DEPTH + 50) + f"\n\n{GOOD_3}\n"
+    article = parse_article(6, "Deep", text)
+    deep = [problem for problem in article.problems if problem.kind == "too_deep"]
+    assert [problem.char_offset for problem in deep] == [len(head) + MAX_DEPTH * len(opener)]
+    assert construct in deep[0].message
+    texts = [passage["text"] for passage in article.passages]
+    assert texts[:2] == [GOOD_1.replace("[[Paris]]", "Paris"), GOOD_2.replace("[[Lyon|a city]]", "a city")]
+    assert GOOD_3 not in texts
+
+
+def test_nesting_as_deep_as_the_limit_or_stray_closers_are_not_cut() -> None:
+    balanced = "{{a|" * MAX_DEPTH + "x" + "}}" * MAX_DEPTH
+    assert too_deep(balanced) is None
+    assert too_deep("}}" * 500 + "]]" * 500 + "|}" * 500 + "{{x}}") is None
+    assert too_deep("{{a}}" * 10_000) is None  # many templates, one level deep
+    assert too_deep("[[a|" * (MAX_DEPTH + 1)) == ((MAX_DEPTH) * 4, "link")
