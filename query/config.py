@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from query.llm.settings import LlmSettings
 from query.modes import MODES
@@ -92,9 +92,45 @@ class EngineConfig(BaseModel):
 
     @classmethod
     def load(cls, path: Path | None, **overrides: Any) -> EngineConfig:
-        values: dict[str, Any] = {}
-        if path is not None:
-            text = Path(path).read_text()
-            values = tomllib.loads(text) if Path(path).suffix == ".toml" else (yaml.safe_load(text) or {})
-            values = values.get("engine", values)
-        return cls.model_validate(deep_merge(values, overrides))
+        """The config of a TOML or YAML file (``None``: the defaults) with ``overrides`` laid over it.
+
+        A file that is not a config raises a ``ValueError`` naming it, and a wrong value a ``ValidationError``
+        titled with it: a parser's own exception (``yaml.ScannerError``, ``AttributeError`` for a file that
+        holds a list) would not say which of a run's files to fix.
+        """
+        if path is None:
+            return cls.model_validate(overrides)
+        path = Path(path)
+        try:
+            return cls.model_validate(deep_merge(_config_table(path), overrides))
+        except ValidationError as exc:
+            raise _titled(exc, f"EngineConfig in {path}") from exc
+
+
+def _titled(error: ValidationError, title: str) -> ValueError:
+    """``error`` titled ``title``; a plain ``ValueError`` saying it where pydantic cannot rebuild one of its
+    error types (``path_type``)."""
+    try:
+        return ValidationError.from_exception_data(title, error.errors())  # type: ignore[arg-type]
+    except (KeyError, TypeError, ValueError):
+        return ValueError(f"{title}: {error}")
+
+
+def _config_table(path: Path) -> dict[str, Any]:
+    """The engine settings of a config file: its top-level table, or its ``engine`` table when it has one."""
+    kind = "TOML" if path.suffix == ".toml" else "YAML"
+    try:
+        text = path.read_text(encoding="utf-8")
+        values = tomllib.loads(text) if kind == "TOML" else yaml.safe_load(text)
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, yaml.YAMLError, RecursionError) as exc:
+        raise ValueError(f"{path} is not a readable {kind} file: {type(exc).__name__}: {exc}") from exc
+    if values is None:  # an empty YAML file: the defaults
+        return {}
+    if isinstance(values, dict):
+        values = values.get("engine", values)
+    if not isinstance(values, dict):
+        raise ValueError(
+            f"{path} must hold a table of engine settings (at its top level or under 'engine'), "
+            f"not a {type(values).__name__}"
+        )
+    return values

@@ -59,3 +59,29 @@ def test_a_file_with_an_unknown_mode_names_it(tmp_path: Path) -> None:
     path.write_text('modes = ["kg-lookup", "sql"]\n')
     with pytest.raises(ValidationError, match=r"unknown modes \['sql'\]"):
         EngineConfig.load(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("engine.yaml", b"- a list\n- not a table\n", "must hold a table of engine settings"),
+        ("engine.yaml", b"engine: 3\n", "must hold a table of engine settings"),
+        ("engine.yaml", b"modes: [kg-lookup\n", "is not a readable YAML file"),
+        ("engine.yml", b"reader: \x01\n", "is not a readable YAML file"),
+        ("engine.toml", b'modes = ["kg-lookup"\n', "is not a readable TOML file"),
+        ("engine.toml", b'reader = "llm\xff"\n', "is not a readable TOML file: UnicodeDecodeError"),
+        ("engine.toml", b"x = " + b"[" * 5000 + b"]" * 5000 + b"\n", "is not a readable TOML file"),
+        ("engine.yaml", b"llm_reader: 3\n", "1 validation error for EngineConfig in "),
+        ("engine.yaml", b"rerank:\n  ranker: 1.5\n", "EngineConfig in "),
+    ],
+)
+def test_a_bad_config_file_is_a_value_error_naming_it(
+    tmp_path: Path, name: str, content: bytes, message: str
+) -> None:
+    """Issue 17, found by benchmarks/fuzz.py: a YAML syntax error raised yaml's own ScannerError, a file
+    holding a list AttributeError, deeply nested arrays RecursionError, and no error named the file."""
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match=message) as raised:
+        EngineConfig.load(path)
+    assert str(path) in str(raised.value)
