@@ -132,9 +132,11 @@ def test_a_span_of_thousands_of_digits_is_clipped_not_raised() -> None:
     assert [passage["text"] for passage in article.passages][-1] == GOOD_3
 
 
-@pytest.mark.parametrize(("opener", "construct"), [("{{", "template"), ("{|\n|", "table"), ("[[", "link")])
+@pytest.mark.parametrize(
+    ("opener", "construct"), [("{{", "template"), ("{|\n|", "table"), ("[[", "link"), ("<div>", "tag")]
+)
 def test_markup_nested_deeper_than_any_wiki_renders_is_cut_there(opener: str, construct: str) -> None:
-    """Issue 17, found by benchmarks/fuzz.py: 60,000 unclosed '{{' (or 100,000 nested tables) in a page kept
+    """Issue 17, found by benchmarks/fuzz.py: 60,000 unclosed '{{' (or 100,000 nested tables or <div>) kept
     mwparserfromhell busy for minutes, one page stalling an ingest worker. The page is now parsed up to the
     opener that nests deeper than MediaWiki's expansion limit, and the cut is reported there."""
     head = f"{GOOD_1}\n\n{GOOD_2}\n\n"
@@ -153,4 +155,5 @@ def test_nesting_as_deep_as_the_limit_or_stray_closers_are_not_cut() -> None:
     assert too_deep(balanced) is None
     assert too_deep("}}" * 500 + "]]" * 500 + "|}" * 500 + "{{x}}") is None
     assert too_deep("{{a}}" * 10_000) is None  # many templates, one level deep
+    assert too_deep("a<br>b<p>c<li>d<ref name=x/>" * 500) is None  # tags HTML lets stand unclosed
     assert too_deep("[[a|" * (MAX_DEPTH + 1)) == ((MAX_DEPTH) * 4, "link")
