@@ -36,6 +36,9 @@ ERROR_BODY_CHARS = 200
 class LlmError(RuntimeError):
     """A backend failed: runtime or model missing, server unreachable or erring, prompt too long."""
 
+    calls: tuple[Any, ...] = ()
+    """The requests the failed ``Llm.chat`` made (``LlmCall``s, set by ``Llm``): what the failure cost."""
+
 
 class LlmUnavailable(LlmError):
     """The configured model cannot be opened at all (not installed, damaged, no runtime)."""
@@ -61,6 +64,8 @@ class Completion:
 class LlmBackend(Protocol):
     name: str
     model: str
+    location: str
+    """Where the model runs, for error messages: the GGUF file, or the server's base URL."""
     chat_capable: bool
 
     def chat(self, messages: list[Message], *, json_schema: dict | None, max_tokens: int) -> Completion: ...
@@ -110,6 +115,7 @@ class LlamaCppBackend:
         self.model = model
         self.chat_capable = chat_capable
         self.path = Path(path)
+        self.location = str(self.path)
         self.settings = settings
         threads = settings.n_threads or os.cpu_count() or 1
         started = time.perf_counter()
@@ -230,28 +236,37 @@ class OpenAICompatibleBackend:
                     f"api_key_env names {settings.api_key_env}, which is unset; export it or drop api_key_env"
                 )
             headers["Authorization"] = f"Bearer {key}"
-        self.base_url = settings.base_url
+        self.base_url = self.location = settings.base_url
         self._client = httpx.Client(headers=headers, timeout=settings.timeout_s)
 
     def _post(self, endpoint: str, body: dict[str, Any]) -> dict[str, Any]:
         url = f"{self.base_url}/{endpoint}"
         if self.settings.model is not None:
             body["model"] = self.settings.model
+        # each message names the URL and the next step before quoting anything long: a reading keeps
+        # only the first 300 characters of an error
         try:
             response = self._client.post(url, json=body)
         except httpx.TimeoutException as exc:
-            raise LlmError(f"POST {url} timed out after {self.settings.timeout_s} s (timeout_s)") from exc
+            raise LlmError(
+                f"POST {url} timed out after {self.settings.timeout_s} s: is the server overloaded? "
+                "raise llm.timeout_s or check the server"
+            ) from exc
         except httpx.HTTPError as exc:
-            raise LlmError(f"POST {url} failed: {exc!r}; is the server running at base_url?") from exc
+            raise LlmError(f"POST {url} failed: start the server or fix llm.base_url ({exc!r})") from exc
         if response.status_code >= 400:
             raise LlmError(
-                f"POST {url} returned HTTP {response.status_code}: {response.text[:ERROR_BODY_CHARS]!r}"
+                f"POST {url} returned HTTP {response.status_code} (see the server's log; check llm.model "
+                f"and llm.base_url): {response.text[:ERROR_BODY_CHARS]!r}"
             )
         try:
             payload = response.json()
             payload["choices"][0]
         except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise LlmError(f"POST {url} returned no choice: {response.text[:ERROR_BODY_CHARS]!r}") from exc
+            raise LlmError(
+                f"POST {url} returned no choice (is llm.base_url an OpenAI-compatible /v1 endpoint?): "
+                f"{response.text[:ERROR_BODY_CHARS]!r}"
+            ) from exc
         return payload
 
     def chat(self, messages: list[Message], *, json_schema: dict | None, max_tokens: int) -> Completion:

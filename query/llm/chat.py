@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -111,6 +112,9 @@ class Llm:
         calls: list[LlmCall] = []
         try:
             return self._chat(messages, schema, max_tokens or self.settings.max_tokens, purpose, calls)
+        except LlmError as exc:
+            exc.calls = tuple(calls)  # a caller accounts for the failure's cost too (a timeout's seconds)
+            raise
         finally:
             with self._lock:
                 self.calls.extend(calls)
@@ -143,7 +147,8 @@ class Llm:
         except ValueError as second:
             calls[-1] = calls[-1].model_copy(update={"ok": False, "error": _short(second)})
             raise LlmOutputError(
-                f"{self.name} broke the {schema.__name__} schema twice: {_short(second)}"
+                f"{self.name} at {self.backend.location} broke the {schema.__name__} schema twice "
+                f"({_output_hint(completion, limit)}): {_short(second)}"
             ) from second
 
     def complete(self, prompt: str, *, max_tokens: int | None = None, stop: list[str] | None = None) -> str:
@@ -173,6 +178,7 @@ class Llm:
         repair: bool,
         stop: list[str] | None = None,
     ) -> Completion:
+        started = time.perf_counter()
         try:
             if isinstance(history, str):
                 completion = self.backend.complete(history, max_tokens=limit, stop=stop or [])
@@ -185,7 +191,7 @@ class Llm:
                     backend=self.name,
                     prompt_tokens=0,
                     completion_tokens=0,
-                    ms=0,
+                    ms=round((time.perf_counter() - started) * 1000, 3),  # a timeout costs its wait
                     ok=False,
                     repair=repair,
                     error=_short(exc),
@@ -209,6 +215,14 @@ def _call(purpose: str, backend: str, completion: Completion, repair: bool) -> L
         ok=True,
         repair=repair,
     )
+
+
+def _output_hint(completion: Completion, limit: int) -> str:
+    """What to do about output that broke the schema: a reply cut short needs room, any other one a
+    backend that holds its output to the schema."""
+    if completion.finish_reason == "length":
+        return f"the reply was cut at max_tokens={limit}: raise it"
+    return "check that the backend enforces response_format json_schema, as llama.cpp server and vLLM do"
 
 
 def _validate(schema: type[T], text: str) -> T:

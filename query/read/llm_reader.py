@@ -210,7 +210,7 @@ class LlmReader:
                 ]
             raise AssertionError("unreachable: the last attempt always returns")
         except LlmError as exc:
-            return self._failed(rows, fallback, calls, exc)
+            return self._failed(rows, fallback, [*calls, *exc.calls], exc)
 
     # -- outcomes ------------------------------------------------------------------------------------
 

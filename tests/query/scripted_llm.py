@@ -15,6 +15,7 @@ class Scripted:
 
     name = "scripted"
     model = "scripted"
+    location = "a list of scripted replies"
     chat_capable = True
 
     def __init__(self, replies: list[str | dict | Exception]) -> None:

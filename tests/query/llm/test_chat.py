@@ -3,11 +3,9 @@ local HTTP server speaking the OpenAI chat API, and (for the repair paths) on a 
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,14 @@ from pydantic import BaseModel, Field, ValidationError
 from query.llm.backends import LlmError, LlmUnavailable, OpenAICompatibleBackend, open_backend
 from query.llm.chat import Llm, LlmOutputError
 from query.llm.settings import LlmSettings
+from tests.query.llm_server import (
+    FAULT_TIMEOUT_S,
+    LLM_FAULTS,
+    WHAT_TO_DO,
+    ChatServer,
+    chat_server,
+    faulty_llm_server,
+)
 from tests.query.scripted_llm import Scripted
 
 
@@ -116,64 +122,18 @@ def test_a_backend_error_is_recorded_and_raised() -> None:
 # -- an OpenAI-compatible server ----------------------------------------------------------------------
 
 
-class FakeServer:
-    """A real HTTP server on localhost that answers chat completions from a queue of (status, body)."""
-
-    def __init__(self) -> None:
-        self.requests: list[dict] = []
-        self.responses: list[tuple[int, Any]] = []
-        self.delay = 0.0
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length", 0))
-                outer.requests.append(
-                    {"path": self.path, "auth": self.headers.get("Authorization"),
-                     "body": json.loads(self.rfile.read(length))}
-                )  # fmt: skip
-                time.sleep(outer.delay)
-                status, body = outer.responses.pop(0)
-                payload = body.encode() if isinstance(body, str) else json.dumps(body).encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(payload)))
-                    self.end_headers()
-                    self.wfile.write(payload)
-                except BrokenPipeError:  # the client gave up (the timeout test)
-                    pass
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def chat_reply(self, content: str, logprobs: list[tuple[str, float]] | None = None) -> dict:
-        choice: dict[str, Any] = {
-            "message": {"role": "assistant", "content": content},
-            "finish_reason": "stop",
-        }
-        if logprobs is not None:
-            choice["logprobs"] = {"content": [{"token": t, "logprob": lp} for t, lp in logprobs]}
-        return {"choices": [choice], "usage": {"prompt_tokens": 42, "completion_tokens": 7}}
-
-
 @pytest.fixture
-def server() -> Iterator[FakeServer]:
-    s = FakeServer()
-    yield s
-    s.httpd.shutdown()
+def server() -> Iterator[ChatServer]:
+    with chat_server() as s:
+        yield s
 
 
-def _server_llm(server: FakeServer, **extra: Any) -> Llm:
+def _server_llm(server: ChatServer, **extra: Any) -> Llm:
     settings = LlmSettings(backend="openai-compatible", base_url=server.url, model="qwen", **extra)
     return Llm(OpenAICompatibleBackend(settings), settings)
 
 
-def test_server_gets_the_schema_as_response_format(server: FakeServer, monkeypatch) -> None:
+def test_server_gets_the_schema_as_response_format(server: ChatServer, monkeypatch) -> None:
     monkeypatch.setenv("HQA_TEST_KEY", "sk-test")
     server.responses.append((200, server.chat_reply('{"city": "Brussels", "country": "Belgium"}')))
     llm = _server_llm(server, api_key_env="HQA_TEST_KEY")
@@ -187,7 +147,7 @@ def test_server_gets_the_schema_as_response_format(server: FakeServer, monkeypat
     assert (llm.calls[0].prompt_tokens, llm.calls[0].completion_tokens) == (42, 7)
 
 
-def test_server_that_ignores_the_schema_gets_one_repair(server: FakeServer) -> None:
+def test_server_that_ignores_the_schema_gets_one_repair(server: ChatServer) -> None:
     server.responses += [
         (200, server.chat_reply("Brussels")),
         (200, server.chat_reply('{"city": "Brussels", "country": "Belgium"}')),
@@ -197,7 +157,7 @@ def test_server_that_ignores_the_schema_gets_one_repair(server: FakeServer) -> N
     assert len(server.requests) == 2 and server.requests[1]["body"]["messages"][-1]["role"] == "user"
 
 
-def test_server_logprobs_are_mapped_to_the_text(server: FakeServer) -> None:
+def test_server_logprobs_are_mapped_to_the_text(server: ChatServer) -> None:
     server.responses.append((200, server.chat_reply("Brussels", [("Brus", -0.1), ("sels", -0.2)])))
     reply = _server_llm(server, server_logprobs=True).chat_reply(ASK)
     assert reply.completion.logprobs == [(0, 4, -0.1), (4, 8, -0.2)]
@@ -207,12 +167,12 @@ def test_server_logprobs_are_mapped_to_the_text(server: FakeServer) -> None:
 @pytest.mark.parametrize(
     ("status", "body", "match"),
     [
-        (500, "internal error", r"HTTP 500: 'internal error'"),
+        (500, "internal error", r"HTTP 500 \(see the server's log.*\): 'internal error'"),
         (200, {"choices": []}, "returned no choice"),
         (200, "<html>", "returned no choice"),
     ],
 )
-def test_server_errors_name_what_happened(server: FakeServer, status: int, body: Any, match: str) -> None:
+def test_server_errors_name_what_happened(server: ChatServer, status: int, body: Any, match: str) -> None:
     server.responses.append((status, body))
     llm = _server_llm(server)
     with pytest.raises(LlmError, match=match):
@@ -220,17 +180,33 @@ def test_server_errors_name_what_happened(server: FakeServer, status: int, body:
     assert not llm.calls[0].ok
 
 
-def test_a_slow_server_times_out(server: FakeServer) -> None:
+def test_a_slow_server_times_out(server: ChatServer) -> None:
     server.delay = 1.0
     server.responses.append((200, server.chat_reply("late")))
     with pytest.raises(LlmError, match=r"timed out after 0\.2 s"):
         _server_llm(server, timeout_s=0.2).chat(ASK)
 
 
-def test_an_unreachable_server_is_a_clear_error() -> None:
-    settings = LlmSettings(backend="openai-compatible", base_url="http://127.0.0.1:9/v1", timeout_s=2)
-    with pytest.raises(LlmError, match="is the server running"):
-        Llm(OpenAICompatibleBackend(settings)).chat(ASK)
+@pytest.mark.parametrize("fault", LLM_FAULTS)
+def test_a_faulty_server_is_an_llm_error_naming_its_url_and_what_to_do(fault: str) -> None:
+    """Issue 17: whatever breaks on the server side, the caller gets one ``LlmError`` whose first 300
+    characters (what a reading keeps) name the server and the next step. A reply that breaks the schema
+    twice used to name only the backend kind ("openai-compatible broke the … schema twice"), not which
+    server, nor that it ignores ``response_format``."""
+    with faulty_llm_server(fault) as url:
+        settings = LlmSettings(backend="openai-compatible", base_url=url, timeout_s=FAULT_TIMEOUT_S)
+        llm = Llm(OpenAICompatibleBackend(settings), settings)
+        started = time.perf_counter()
+        with pytest.raises(LlmError) as raised:
+            llm.chat(ASK, Capital)
+    assert time.perf_counter() - started < FAULT_TIMEOUT_S * 2 + 2  # a hung server costs its timeout only
+    kept = str(raised.value)[:300]
+    assert url in kept and WHAT_TO_DO[fault] in kept, kept
+    assert llm.calls and not any(c.ok for c in llm.calls)
+    assert isinstance(raised.value, LlmOutputError) == (fault == "broken-json")
+    assert list(raised.value.calls) == list(llm.calls)  # the error carries what the failed chat cost
+    if fault == "timeout":  # a failed request is timed too (it was recorded as 0 ms)
+        assert llm.calls[0].ms >= FAULT_TIMEOUT_S * 1000 * 0.9
 
 
 def test_a_missing_key_variable_is_unavailable(monkeypatch) -> None:

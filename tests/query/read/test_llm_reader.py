@@ -14,6 +14,7 @@ from query.read.candidates import UNKNOWN, AnswerChoice
 from query.read.llm_reader import LlmReader, LlmReaderSettings, answer_logprob, messages, window
 from query.retrieve.evidence_store import EvidenceRow
 from tests.conftest import raw_entities
+from tests.query.llm_server import FAULT_TIMEOUT_S, LLM_FAULTS, WHAT_TO_DO, faulty_llm_server
 from tests.query.scripted_llm import Scripted
 
 ARISTOTLE = "What was the name of Aristotle's father?"
@@ -173,6 +174,33 @@ def test_an_engine_whose_model_cannot_load_answers_with_candidates_and_says_why(
     assert answer.reader == "candidates" and exact_match(answer.answer, ["Nicomachus"]) == 1.0
     assert answer.reading is not None and answer.reading.outcome == "unavailable"
     assert "x.gguf does not exist" in (answer.reading.error or "")
+
+
+@pytest.mark.parametrize("fault", LLM_FAULTS)
+def test_an_engine_whose_llm_server_fails_answers_with_candidates_and_records_why(
+    sample_index, fault: str
+) -> None:
+    """Issue 17: a real OpenAI-compatible server that refuses, hangs, errs or ignores the schema costs the
+    question its LLM reading, never its answer: the candidate reader's answer stands, and the reading
+    says the server failed, which server, and what to do."""
+    _, result = sample_index
+    with faulty_llm_server(fault) as url:
+        llm = {"backend": "openai-compatible", "base_url": url, "timeout_s": FAULT_TIMEOUT_S}
+        with Engine.open(result.version_dir, EngineConfig.load(None, reader="llm", llm=llm)) as engine:
+            answer = engine.ask(ARISTOTLE)
+            candidates = engine.read(engine.run(ARISTOTLE), "candidates").choice
+    assert answer.mode == "retrieve-read" and answer.reader == "llm:openai-compatible"
+    assert (answer.answer, answer.confidence) == (candidates.answer, candidates.confidence)
+    assert exact_match(answer.answer, ["Nicomachus"]) == 1.0
+    reading = answer.reading
+    assert reading is not None and reading.outcome == "error" and reading.raw_answer is None
+    assert url in (reading.error or "") and WHAT_TO_DO[fault] in (reading.error or ""), reading.error
+    # what the failure cost is in the reading (before: 0 calls, 0 ms, 0 tokens whatever it took): a
+    # broken reply costs its repair request too, a failed request is never retried, a hung server its timeout
+    assert reading.calls == (2 if fault == "broken-json" else 1)
+    assert reading.prompt_tokens == (2 * 42 if fault == "broken-json" else 0)  # the server's usage
+    if fault == "timeout":
+        assert reading.ms >= FAULT_TIMEOUT_S * 1000 * 0.9
 
 
 def test_an_answer_that_repeats_the_question_is_retried() -> None:
