@@ -27,11 +27,13 @@ from index.build_stages import (
     INDEX_STAGES,
     evidence_report,
     load_lexicon,
+    out_of_space_named,
     read_evidence,
     run_stage,
     validate_build,
     verbalize_job,
 )
+from index.integrity import file_sizes
 from index.versions import VersionStore
 from ingest.progress import progress
 from schemas.build import InputFile, Manifest, StageReport
@@ -103,8 +105,10 @@ def publish_build(
         },
         validation=validation,
         seconds=round(time.time() - plan.started, 3),
+        files=file_sizes(plan.building_dir),
     )
-    final = store.publish(plan.building_dir, manifest)
+    with out_of_space_named(plan, "publish", plan.building_dir):
+        final = store.publish(plan.building_dir, manifest)
     store.prune(settings.index.keep_versions)
     log.info("published index %s (%d evidence rows)", final, evidence.num_rows)
     return manifest

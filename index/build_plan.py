@@ -14,6 +14,7 @@ the statement files and the same lexicon.
 
 from __future__ import annotations
 
+import logging
 import shutil
 import time
 from pathlib import Path
@@ -22,10 +23,13 @@ from pydantic import BaseModel, Field
 
 from index.evidence import VerbalizeSettings, ingest_files
 from index.fingerprints import combine, hash_files
+from index.integrity import damaged_files
 from index.lexicon import table_files
 from index.versions import BUILDING_PREFIX, VersionStore
 from schemas.build import Manifest
 from schemas.settings import HqaSettings
+
+log = logging.getLogger(__name__)
 
 # Bump a stage's number when its code changes what it writes: old outputs are then not reused.
 STAGE_FORMATS = {
@@ -161,7 +165,12 @@ def plan_build(
             for name, fp in fingerprints.items()
         )
     ):
-        return plan.model_copy(update={"version": previous_manifest.version, "verbalize": []})
+        damage = damaged_files(Path(previous or ""), previous_manifest.files)
+        if not damage:
+            return plan.model_copy(update={"version": previous_manifest.version, "verbalize": []})
+        # inputs unchanged, but the current version lost files: a new version builds the damaged parts
+        # again (the others are linked from it as usual)
+        log.warning("index %s is damaged (%s): building a new version", previous, "; ".join(damage[:3]))
     if (store.root / plan.version).exists():  # a published version already has this name
         plan.version = store.new_version_name()
     building = store.root / f"{BUILDING_PREFIX}{plan.version}"

@@ -8,10 +8,12 @@ fingerprint equals the previous version's hard-links that version's output inste
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import polars as pl
@@ -28,11 +30,12 @@ from index.embedder import Embedder, EmbedderSettings
 from index.embedding_cache import EmbeddingCache
 from index.evidence import VerbalizeStats, verbalize_file
 from index.graph import GraphIndex, build_graph
+from index.integrity import damaged_files
 from index.lexicon import Lexicon, table_files
 from index.statements import StatementStore, build_statements
 from index.tables import TableStore, build_tables
 from index.vectors import VectorIndex, VectorIndexSettings, build_vector_index, embed_evidence, pq_sub_vectors
-from index.versions import link_tree
+from index.versions import VersionStore, link_tree
 from schemas.build import StageReport
 from schemas.settings import HqaSettings
 
@@ -51,6 +54,57 @@ INDEX_STAGES = ("entities", "bm25", "vectors", "graph", "statements", "tables")
 
 class ValidationFailed(RuntimeError):
     """The new version's indexes disagree or miss their smoke queries; it is not published."""
+
+
+class BuildOutOfSpace(OSError):
+    """A build step could not write its output: the disk (or the quota, or the file-size limit) is full.
+    Nothing is published; ``current`` keeps pointing at the version it pointed at."""
+
+
+NO_SPACE_ERRNOS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+NO_SPACE_MARKERS = {
+    **{f"os error {n}": n for n in NO_SPACE_ERRNOS},
+    **{os.strerror(n): n for n in NO_SPACE_ERRNOS},
+}
+"""How the Rust libraries (Lance, Tantivy) and Kùzu say it: their errors carry only a message, e.g.
+"LanceError(IO): File too large (os error 27)"."""
+
+
+def _no_space(exc: BaseException) -> int | None:
+    """The errno of a full disk behind ``exc`` (or any exception it was raised from), else None."""
+    seen: BaseException | None = exc
+    for _ in range(8):  # a chain is short; a cycle must not hang the build's error path
+        if seen is None:
+            break
+        if isinstance(seen, OSError) and seen.errno in NO_SPACE_ERRNOS:
+            return seen.errno
+        text = str(seen)
+        for marker, code in NO_SPACE_MARKERS.items():
+            if marker in text:
+                return code
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+@contextmanager
+def out_of_space_named(plan: BuildPlan, step: str, folder: Path, also: Path | None = None) -> Iterator[None]:
+    """Turn a full disk met inside ``step`` — an ``OSError`` deep in pyarrow, a Lance or Tantivy error
+    string — into a ``BuildOutOfSpace`` that names the folder being written and what to do; any other
+    error passes unchanged. ``also``: another folder the step writes (the embedding cache)."""
+    try:
+        yield
+    except Exception as exc:
+        code = _no_space(exc)
+        if code is None:
+            raise
+        where = f"{folder}" + (f" (or {also})" if also is not None else "")
+        served = VersionStore(Path(plan.index_dir)).current()
+        still = f"the previous version {served} is still served" if served else "no version is published yet"
+        raise BuildOutOfSpace(
+            code,
+            f"the {step} step of build {plan.version} could not write {where}: {os.strerror(code)} "
+            f"({type(exc).__name__}: {str(exc)[:200]}); free space and run the build again; {still}",
+        ) from exc
 
 
 class EvidenceFile(BaseModel):
@@ -96,7 +150,10 @@ def verbalize_job(
     if previous is not None and "evidence" in previous.stages:
         earlier = previous.stages["evidence"].details.get("evidence_files", {}).get(job.output)
         source = Path(plan.previous or "") / layout.EVIDENCE / job.output
-        if earlier is not None and earlier["key"] == job.key and source.is_file():
+        intact = not damaged_files(
+            Path(plan.previous or ""), previous.files, [f"{layout.EVIDENCE}/{job.output}"]
+        )
+        if earlier is not None and earlier["key"] == job.key and source.is_file() and intact:
             target.unlink(missing_ok=True)
             os.link(source, target)
             if on_records is not None:
@@ -105,9 +162,10 @@ def verbalize_job(
             return EvidenceFile(job=job, reused=True, stats=stats)
     if lexicon is None:
         lexicon = load_lexicon(plan, settings)
-    stats = verbalize_file(
-        job.table, Path(job.path), out_dir, lexicon, verbalize_settings(settings), on_records
-    )
+    with out_of_space_named(plan, "verbalize", target):
+        stats = verbalize_file(
+            job.table, Path(job.path), out_dir, lexicon, verbalize_settings(settings), on_records
+        )
     return EvidenceFile(job=job, reused=False, stats=stats)
 
 
@@ -160,6 +218,8 @@ def run_stage(
         old is not None
         and old.fingerprint == fingerprint
         and all((Path(plan.previous or "") / out).exists() for out in outputs)
+        # a damaged stage (a file cut short or deleted since it was published) is built again, not linked
+        and not damaged_files(Path(plan.previous or ""), previous.files, outputs)
     ):
         started = time.perf_counter()
         for out in outputs:
@@ -172,23 +232,28 @@ def run_stage(
         )
     if name in ("entities", "graph", "statements") and lexicon is None:
         lexicon = load_lexicon(plan, settings)
-    if name == "entities":
-        report = _entities_stage(plan, lexicon)  # type: ignore[arg-type]
-    elif name == "bm25":
-        report = _bm25_stage(plan)
-    elif name == "vectors":
-        report = _vector_stage(plan, settings)
-    elif name == "graph":
-        report = _graph_stage(plan, lexicon)  # type: ignore[arg-type]
-    elif name == "statements":
-        report = _statements_stage(plan, lexicon)  # type: ignore[arg-type]
-    elif name == "tables":
-        report = _tables_stage(plan)
-    else:
-        raise ValueError(f"unknown stage {name!r}; stages: {INDEX_STAGES}")
+    cache = settings.embedding_cache_dir if name == "vectors" else None
+    with out_of_space_named(plan, name, building / outputs[0], also=cache):
+        report = _build_stage(plan, name, settings, lexicon)
     report.fingerprint = fingerprint
     report.bytes = sum(dir_bytes(building / out) for out in outputs)
     return report
+
+
+def _build_stage(plan: BuildPlan, name: str, settings: HqaSettings, lexicon: Lexicon | None) -> StageReport:
+    if name == "entities":
+        return _entities_stage(plan, lexicon)  # type: ignore[arg-type]
+    if name == "bm25":
+        return _bm25_stage(plan)
+    if name == "vectors":
+        return _vector_stage(plan, settings)
+    if name == "graph":
+        return _graph_stage(plan, lexicon)  # type: ignore[arg-type]
+    if name == "statements":
+        return _statements_stage(plan, lexicon)  # type: ignore[arg-type]
+    if name == "tables":
+        return _tables_stage(plan)
+    raise ValueError(f"unknown stage {name!r}; stages: {INDEX_STAGES}")
 
 
 def _entities_stage(plan: BuildPlan, lexicon: Lexicon) -> StageReport:

@@ -3,14 +3,24 @@
 A build writes into ``<root>/.building-<version>``, renames it to ``<root>/<version>`` when complete,
 and then replaces the ``current`` symlink in one ``rename`` (atomic on POSIX). A reader resolves
 ``current`` once, when it opens, and keeps reading that folder, so a rebuild never changes an open
-reader's data under it; old versions are pruned to a configured number, never the current one.
+reader's data under it; old versions are pruned to a configured number, never the current one and
+never one a reader still holds.
+
+A reader holds its version with a shared ``flock`` on the version's lease file (``VersionLease``) for as
+long as it is open; ``prune`` takes the lock exclusively without waiting, and skips the version when it
+cannot. A version being pruned is first renamed out of the way, so a reader that resolved ``current`` just
+before finds it gone, resolves again and opens the newer one. ``flock`` locks belong to an open file, not
+a process: readers in the process that prunes are respected too, and a reader that dies drops its lock.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
 import shutil
+import weakref
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -18,7 +28,52 @@ from schemas.build import Manifest
 
 CURRENT = "current"
 MANIFEST = "manifest.json"
+LEASE = ".readers.lock"
 BUILDING_PREFIX = ".building-"
+PRUNING_PREFIX = ".pruning-"
+OPEN_ATTEMPTS = 5  # a version pruned between resolving and leasing it is retried with the newer current
+
+
+class VersionLease:
+    """A reader's shared lock on one version folder: ``prune`` leaves the folder alone until it is released.
+
+    Taken without waiting: the only exclusive holder is a prune that is deleting the version, and then the
+    reader should move on to the newer one rather than wait for it to vanish.
+    """
+
+    def __init__(self, version_dir: Path):
+        self.path = Path(version_dir)
+        try:
+            # O_CREAT: versions published before leases existed have no lease file yet
+            self._fd = os.open(self.path / LEASE, os.O_RDONLY | os.O_CREAT, 0o644)
+        except FileNotFoundError:
+            raise VersionGone(self.path) from None
+        except OSError as exc:
+            if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+                raise
+            # a read-only copy of an old version: nobody can prune it, and there is nothing to lock
+            self._fd = os.open(self.path / MANIFEST, os.O_RDONLY)
+        # closing the file drops its lock: on release, or when a reader that was never closed is collected
+        self.release = weakref.finalize(self, os.close, self._fd)
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.release()
+            raise VersionGone(self.path) from None
+        if not (self.path / MANIFEST).is_file():  # pruned between our open and our lock
+            self.release()
+            raise VersionGone(self.path)
+
+    @property
+    def held(self) -> bool:
+        return self.release.alive
+
+
+class VersionGone(FileNotFoundError):
+    """The version was pruned while it was being opened."""
+
+    def __init__(self, path: Path):
+        super().__init__(errno.ENOENT, "index version was pruned while being opened", str(path))
 
 
 class VersionStore:
@@ -41,6 +96,7 @@ class VersionStore:
 
     def publish(self, building: Path, manifest: Manifest) -> Path:
         """Write the manifest, move the folder into place and point ``current`` at it, atomically."""
+        (building / LEASE).touch()
         (building / MANIFEST).write_text(manifest.model_dump_json(indent=2))
         final = self.root / manifest.version
         os.replace(building, final)
@@ -69,11 +125,17 @@ class VersionStore:
         if not self.root.is_dir():
             return []
         return sorted(
-            p for p in self.root.iterdir() if not p.is_symlink() and p.is_dir() and (p / MANIFEST).is_file()
+            p
+            for p in self.root.iterdir()
+            if not p.name.startswith(".")  # a build being published, a version being pruned
+            and not p.is_symlink()
+            and p.is_dir()
+            and (p / MANIFEST).is_file()
         )
 
     def prune(self, keep: int) -> list[Path]:
-        """Delete all but the ``keep`` newest versions (never the current one) and stale build folders."""
+        """Delete all but the ``keep`` newest versions (never the current one, nor one a reader holds: the
+        next prune takes it), half-deleted ones and build folders older than a day."""
         if keep < 1:
             raise ValueError(f"keep must be at least 1, got {keep}")
         current = self.current()
@@ -81,13 +143,59 @@ class VersionStore:
         for path in self.versions()[:-keep]:
             if current is not None and path.resolve() == current:
                 continue
-            shutil.rmtree(path)
-            removed.append(path)
+            if self._remove_unheld(path):
+                removed.append(path)
+        for half in self.root.glob(f"{PRUNING_PREFIX}*"):  # a prune that died while deleting
+            shutil.rmtree(half, ignore_errors=True)
         for stale in self.root.glob(f"{BUILDING_PREFIX}*"):
             if stale.stat().st_mtime < datetime.now(UTC).timestamp() - 24 * 3600:
                 shutil.rmtree(stale, ignore_errors=True)
                 removed.append(stale)
         return removed
+
+    def held(self) -> list[Path]:
+        """Published versions some reader holds now."""
+        held = []
+        for path in self.versions():
+            fd = os.open(path / LEASE, os.O_RDONLY | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                held.append(path)
+            finally:
+                os.close(fd)
+        return held
+
+    def _remove_unheld(self, path: Path) -> bool:
+        """Delete ``path`` unless a reader holds it; renamed first, so no reader can resolve it meanwhile."""
+        fd = os.open(path / LEASE, os.O_RDONLY | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False
+            doomed = self.root / f"{PRUNING_PREFIX}{path.name}"
+            os.replace(path, doomed)
+        finally:
+            os.close(fd)
+        shutil.rmtree(doomed)
+        return True
+
+
+def open_version(path: Path) -> tuple[Path, VersionLease]:
+    """``resolve_index_dir(path)`` with a lease on it, held until the caller releases it.
+
+    A root whose version is pruned between resolving and leasing it is resolved again; a version folder
+    named by the caller that is gone raises ``FileNotFoundError``.
+    """
+    for _ in range(OPEN_ATTEMPTS):
+        version_dir = resolve_index_dir(path)
+        try:
+            return version_dir, VersionLease(version_dir)
+        except VersionGone:
+            if version_dir == Path(path).resolve():  # the caller asked for this very version
+                raise
+    raise VersionGone(Path(path))
 
 
 def resolve_index_dir(path: Path) -> Path:

@@ -43,3 +43,8 @@ class Manifest(BaseModel):
     counts: dict[str, int] = Field(description="rows per table and documents per index")
     validation: dict[str, str] = Field(default_factory=dict, description="check -> 'ok' or the failure")
     seconds: float
+    files: dict[str, int] = Field(
+        default_factory=dict,
+        description="every file of the version (relative path -> bytes) when published, checked when a "
+        "reader opens it (index.integrity); empty for versions published before the list was kept",
+    )

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -11,7 +17,8 @@ from index.bm25 import Bm25Index
 from index.build import build_index
 from index.embedder import Embedder
 from index.reader import IndexReader
-from index.versions import VersionStore
+from index.versions import BUILDING_PREFIX, VersionStore
+from query import Engine, EngineConfig
 
 
 @pytest.fixture(scope="module")
@@ -125,3 +132,65 @@ def test_specificity_ranks_rare_words_above_common_ones(reader):
     assert bm25.specificity("") == 0.0 and bm25.specificity("zzzqqxj") == 1.0
     again = Bm25Index(bm25.path)  # a second index opened in the same process has its own analyzer
     assert again.specificity("Nicomachus") == rare
+
+
+FILL_DISK = """
+import json, resource, signal, sys
+from pathlib import Path
+from index.build import build_index
+from schemas.settings import HqaSettings
+
+state, ingest, limit, change = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+settings = HqaSettings(state_dir=state)
+force = change == "force"
+if change == "vector-settings":  # only the vector stage's fingerprint changes: it alone is built
+    settings.index.ann_nprobes += 1
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead of killing
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+try:
+    build_index(settings, ingest_dir=ingest, force=force)
+except Exception as exc:
+    print(json.dumps({"type": type(exc).__name__, "message": str(exc)}))
+    sys.exit(1)
+"""
+
+
+@pytest.mark.parametrize(
+    ("change", "limit", "stage", "folder"),
+    [
+        # Lance (Rust) writing the vector table: "LanceError(IO): File too large (os error 27), …"
+        ("vector-settings", 8 << 20, "vectors", "vectors"),
+        # pyarrow writing the first evidence file over 1 MB: "[Errno 27] Error writing bytes to file"
+        ("force", 1 << 20, "verbalize", "evidence/passages.enwiki-2016-sample-pages-articles"),
+    ],
+)
+def test_a_build_that_fills_the_disk_fails_clearly_and_keeps_serving_the_previous_version(
+    sample_index, sample_ingest, tmp_path: Path, change: str, limit: int, stage: str, folder: str
+) -> None:
+    """Issue 17: the real build, in a process whose files may not grow past ``limit`` (RLIMIT_FSIZE: the
+    write fails as on a full disk). Before, the error was the library's (a Lance error pointing into
+    its Rust source, a pyarrow OSError) and named no folder; now it names the folder being written and
+    what to do. The build folder is removed, ``current`` does not move, and the previous version answers."""
+    settings, first = sample_index
+    root = tmp_path / "state" / "indexes"
+    store = VersionStore(root)
+    building = store.start("v1")
+    shutil.copytree(first.version_dir, building, dirs_exist_ok=True, copy_function=os.link,
+                    ignore=shutil.ignore_patterns("*.lock", "manifest.json"))  # fmt: skip
+    previous = store.publish(building, first.manifest.model_copy(update={"version": "v1"}))
+    env = {**os.environ, "HQA_EMBEDDING_CACHE": str(settings.embedding_cache_dir)}
+    args = [str(tmp_path / "state"), str(sample_ingest.out_dir), str(limit), change]
+    run = subprocess.run(
+        [sys.executable, "-c", FILL_DISK, *args], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert run.returncode == 1, run.stderr[-2000:]
+    error = json.loads(run.stdout.strip().splitlines()[-1])
+    assert error["type"] == "BuildOutOfSpace", error
+    assert f"the {stage} step of build" in error["message"] and f"/{folder}" in error["message"]
+    assert "File too large" in error["message"] and "free space and run the build again" in error["message"]
+    assert f"the previous version {previous} is still served" in error["message"]
+    assert not list(root.glob(f"{BUILDING_PREFIX}*"))  # `hqa build` removes what it had written
+    assert store.current() == previous and store.versions() == [previous]
+    with Engine.open(root, EngineConfig(reader="candidates")) as engine:
+        answer = engine.ask("What was the name of Aristotle's father?")
+    assert answer.index_version == "v1" and answer.answer == "Nicomachus"

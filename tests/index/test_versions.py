@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
+import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from index.versions import VersionStore, resolve_index_dir
+from index.reader import IndexReader
+from index.versions import (
+    BUILDING_PREFIX,
+    LEASE,
+    PRUNING_PREFIX,
+    VersionGone,
+    VersionLease,
+    VersionStore,
+    open_version,
+    resolve_index_dir,
+)
 from schemas.build import Manifest
 
 
@@ -61,3 +75,69 @@ def test_prune_keeps_newest_and_never_current(tmp_path):
     assert store.versions() == paths[2:]
     with pytest.raises(ValueError, match="keep"):
         store.prune(keep=0)
+
+
+def test_a_version_a_reader_holds_is_not_pruned_until_it_lets_go(tmp_path):
+    """Issue 17: prune deleted old versions whatever readers had them open; with keep=1 a rebuild deleted
+    the folder an engine was still answering from."""
+    store = VersionStore(tmp_path)
+    first = _publish(store, "one")
+    directory, lease = open_version(tmp_path)
+    assert directory == first.resolve() and store.held() == [first]
+    second = _publish(store, "two")
+    assert store.prune(keep=1) == []
+    assert (first / "data.txt").read_text() == "one" and store.versions() == [first, second]
+    lease.release()
+    assert store.held() == [] and store.prune(keep=1) == [first]
+    assert store.versions() == [second] and not any(
+        p.name.startswith(".") for p in tmp_path.iterdir() if p.is_dir()
+    )
+
+
+def test_a_version_being_pruned_cannot_be_leased_and_the_root_opens_the_newer_one(tmp_path):
+    store = VersionStore(tmp_path)
+    first = _publish(store, "one")
+    second = _publish(store, "two")
+    pruning = os.open(first / LEASE, os.O_RDONLY)
+    fcntl.flock(pruning, fcntl.LOCK_EX)  # what prune holds while it deletes
+    try:
+        with pytest.raises(VersionGone):
+            VersionLease(first)
+        directory, lease = open_version(tmp_path)
+        assert directory == second.resolve()
+        lease.release()
+    finally:
+        os.close(pruning)
+
+
+def test_half_published_and_half_pruned_folders_are_not_versions(tmp_path):
+    store = VersionStore(tmp_path)
+    published = _publish(store, "one")
+    for name in (f"{BUILDING_PREFIX}v1", f"{PRUNING_PREFIX}v0"):
+        shutil.copytree(published, tmp_path / name)
+    assert store.versions() == [published]
+    store.prune(keep=1)
+    assert not (tmp_path / f"{PRUNING_PREFIX}v0").exists()  # a prune that died while deleting is finished
+
+
+def test_real_indexes_stay_readable_while_a_rebuild_prunes_their_version(sample_index, tmp_path):
+    """Tantivy, LanceDB and Kùzu of a version opened by a reader keep answering after a newer version is
+    published with keep=1, and the old folder goes at the first prune after the reader closes."""
+    _, result = sample_index
+    store = VersionStore(tmp_path)
+    first = store.start("v1")
+    shutil.copytree(result.version_dir, first, dirs_exist_ok=True)
+    first = store.publish(first, store.manifest(result.version_dir).model_copy(update={"version": "v1"}))
+    reader = IndexReader.open(tmp_path)
+    counts = (reader.bm25.count(), reader.vectors.count(), reader.graph.counts())
+    second = store.start("v2")
+    shutil.copytree(result.version_dir, second, dirs_exist_ok=True)
+    store.publish(second, store.manifest(result.version_dir).model_copy(update={"version": "v2"}))
+    store.prune(keep=1)
+    assert first.is_dir()
+    assert (reader.bm25.count(), reader.vectors.count(), reader.graph.counts()) == counts
+    assert reader.bm25.search("Belgium", 3)
+    assert len(reader.vectors.search(np.ones(reader.vectors.stats.dimension), 3)) == 3
+    assert reader.statements.count() > 0  # a part first opened after the prune
+    reader.close()
+    assert store.prune(keep=1) == [first] and not first.exists()
