@@ -1,8 +1,9 @@
 """Safe Tantivy queries from user text: users type questions, not Tantivy query syntax.
 
 Every character that means something to Tantivy's parser (quotes, colons, parentheses, +, -, ^, ~,
-*, brackets) is removed and words are lowercased (so AND/OR/NOT are plain words, not operators).
-The parser then only ever sees a list of words and cannot fail or be steered by the input.
+*, brackets, backslashes) is removed and words are lowercased (so AND/OR/NOT are plain words, not
+operators). The parser then only ever sees a list of words, each one term, and cannot fail or be
+steered by the input: the query is always an OR of single terms over the fields asked for.
 Results are cut to k with ties in a fixed order (``top_docs``), so rankings do not depend on how the
 index was written.
 """
@@ -12,7 +13,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-WORD = re.compile(r"\w+", re.UNICODE)
+WORD = re.compile(r"[^\W_]+", re.UNICODE)
+"""Letters and digits, not the underscore: every character of a word is one the field's tokenizer keeps
+inside a token, so each word reaches the parser as exactly one term. With ``\\w`` a word such as
+``snake_case`` was split by the tokenizer and parsed into a phrase query: the user's text chose the
+query's type."""
 
 
 def safe_query_text(text: str) -> str:

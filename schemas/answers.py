@@ -8,18 +8,45 @@ a slow stage must be visible per question, not only on average.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field
 
 from schemas.arrow import arrow_schema
+
+
+def question_text(text: str) -> str:
+    """``text`` if it can be a question, else a ``ValueError`` saying why.
+
+    A question is data: any script, any punctuation, query syntax of any engine, control characters, any
+    length are all just text the engine reads. Two things are not a question: text with nothing but
+    whitespace (nothing is asked; a batch file rejects such a line the same way), and text that is not
+    Unicode at all: a lone surrogate, which is what Python makes of undecodable bytes (``sys.argv`` under
+    ``surrogateescape``) and what a JSON ``"\\ud800"`` escape decodes to. No tokenizer, index or output
+    file can take it (the embedder's tokenizer raised deep inside retrieval; JSON and Parquet writers
+    cannot encode it), so it is refused at the door with its position.
+    """
+    if not text.strip():
+        raise ValueError("the question is empty or only whitespace: ask something")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"the question is not valid Unicode text: {text[exc.start]!r} at character {exc.start} is a "
+            "lone surrogate (bytes that are not UTF-8?); pass the question as UTF-8"
+        ) from None
+    return text
+
+
+QuestionText = Annotated[str, AfterValidator(question_text)]
+"""A question's text as every model that carries one holds it: see ``question_text``."""
 
 
 class Question(BaseModel):
     """A question as a user or a benchmark asks it; ``id`` ties its answer back to the input."""
 
     id: str = Field(min_length=1)
-    question: str = Field(min_length=1)
+    question: QuestionText
 
 
 class StageTiming(BaseModel):
@@ -68,6 +95,12 @@ class AnswerRecord(BaseModel):
         None, description="the graph-critic mode's rounds (a JSON list of schemas.query.RefinementRound)"
     )
     validated: bool | None = Field(None, description="graph-critic: whether its critic accepted the answer")
+    reading: str | None = Field(
+        None,
+        description="the LLM reader's account (schemas.query.LlmReading as JSON): its outcome — 'error' when "
+        "the server failed and the candidate reader answered instead — the error, tokens, ms; None = it "
+        "did not read",
+    )
     index_version: str = Field(description="the index version every evidence id belongs to")
     answerer: str = Field(description="what answered: bm25, engine, …")
     error: str | None = Field(None, description="why the question could not be answered")

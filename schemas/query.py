@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from schemas.answers import StageTiming
+from schemas.answers import QuestionText, StageTiming
 from schemas.evidence import Provenance, SourceType
 
 AnswerType = Literal["person", "place", "organization", "date", "year", "number", "entity", "other"]
@@ -47,9 +47,12 @@ class PropertyMatch(BaseModel):
 
 
 class Intent(BaseModel):
-    """The structured reading of a question: what is asked, about whom, along which relation, when, where."""
+    """The structured reading of a question: what is asked, about whom, along which relation, when, where.
 
-    question: str
+    Built first from every question, so its ``question`` check (``schemas.answers.question_text``) is where
+    the engine refuses an empty question or one that is not Unicode, before any retrieval runs."""
+
+    question: QuestionText
     answer_type: AnswerType
     answer_type_phrase: str | None = Field(None, description="the noun naming the type: 'which *city*'")
     mentions: list[Mention] = Field(default_factory=list)
@@ -248,7 +251,7 @@ class RefinementRound(BaseModel):
 class QueryResult(BaseModel):
     """The answer, how sure the engine is, what supports it, and how it got there."""
 
-    question: str
+    question: QuestionText
     answer: str = Field(description="the answer text, or 'unknown' when the evidence does not hold one")
     answer_entity_id: str | None = None
     unknown: bool

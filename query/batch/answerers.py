@@ -113,6 +113,7 @@ class EngineAnswerer:
                 else None
             ),
             validated=result.validated,
+            reading=result.reading.model_dump_json() if result.reading is not None else None,
             index_version=self.index_version,
             answerer=self.engine.name,
         )

@@ -13,6 +13,7 @@ exception, so the output has exactly one row per input line, in input order.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import math
 import os
@@ -70,6 +71,13 @@ class ChunkJob(BaseModel):
         return self.parts_dir / f"part-{self.part:05d}.json"
 
 
+READING_FAILURES = (
+    "questions the LLM reader could not read (server down or erring, output broken twice, model not "
+    "loaded: reading outcome 'error' or 'unavailable'); the candidate reader answered them"
+)
+FAILED_READINGS = ("error", "unavailable")
+
+
 class ChunkResult(BaseModel):
     job: ChunkJob
     path: Path
@@ -78,6 +86,7 @@ class ChunkResult(BaseModel):
     unknown: int
     errors: int
     failed: int = Field(0, description="questions whose answering raised (rejected input lines not counted)")
+    reading_failures: int = Field(0, description=READING_FAILURES)
     seconds: float = Field(description="time the part took to answer, when it was computed")
     reused: bool = Field(False, description="an existing part of the same work was taken as is")
 
@@ -93,6 +102,7 @@ class BatchSummary(BaseModel):
     unknown: int = Field(description="answered without error but without an answer")
     errors: int = Field(description="rejected input entries and questions whose answering raised")
     failed: int = Field(0, description="questions whose answering raised")
+    reading_failures: int = Field(0, description=READING_FAILURES)
     seconds: float = Field(description="answering time summed over parts (reused: their first run) + combine")
     mean_ms: float | None = Field(None, description="per question with timings (stages summed)")
     p50_ms: float | None = None
@@ -265,7 +275,15 @@ def _error_record(entry: QuestionEntry, answerer: Answerer, error: str) -> Answe
 def _outcomes(records: list[AnswerRecord]) -> dict[str, int]:
     errors = sum(r.error is not None for r in records)
     answered = sum(r.error is None and r.answer is not None for r in records)
-    return {"answered": answered, "unknown": len(records) - answered - errors, "errors": errors}
+    failed_readings = sum(
+        r.reading is not None and json.loads(r.reading).get("outcome") in FAILED_READINGS for r in records
+    )
+    return {
+        "answered": answered,
+        "unknown": len(records) - answered - errors,
+        "errors": errors,
+        "reading_failures": failed_readings,
+    }
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -278,8 +296,10 @@ def existing_part(job: ChunkJob) -> ChunkResult | None:
     """The finished part of exactly this work (same question file, range, index version, answerer,
     engine config, k), in the ``AnswerRecord`` shape of this code.
 
-    Returns None when the part must be (re)computed: no part, no sidecar, either from other work, or a
-    part an older version wrote with other columns (``combine_parts`` would refuse it).
+    Returns None when the part must be (re)computed: no part, no sidecar, either from other work, a
+    part an older version wrote with other columns (``combine_parts`` would refuse it), or a part with
+    questions that raised or LLM readings that failed: the cause (a server down, an index being
+    copied) may be gone by the re-run, and keeping the part would keep its failures.
     """
     if not (job.part_path.is_file() and job.sidecar_path.is_file()):
         return None
@@ -293,6 +313,14 @@ def existing_part(job: ChunkJob) -> ChunkResult | None:
         return None
     if not schema.equals(ANSWER_RECORD_SCHEMA, check_metadata=False):
         log.info("%s has columns of another AnswerRecord version: answering it again", job.part_path)
+        return None
+    if saved.failed or saved.reading_failures:
+        log.info(
+            "%s has %d failed questions and %d failed readings: answering it again",
+            job.part_path,
+            saved.failed,
+            saved.reading_failures,
+        )
         return None
     return saved.model_copy(update={"job": job, "path": job.part_path, "reused": True})
 
@@ -362,10 +390,17 @@ def combine_parts(
         seconds=round(sum(r.seconds for r in ordered) + time.perf_counter() - started, 3),
         **_latency(row_ms),
         failed=sum(r.failed for r in ordered),
+        reading_failures=sum(r.reading_failures for r in ordered),
         parts=len(ordered),
         parts_reused=sum(r.reused for r in ordered),
     )
     log.info("answered %s: %s", out_path, summary.model_dump(mode="json"))
+    if summary.reading_failures:  # the run goes on (the candidate reader answered), but not unnoticed
+        log.warning(
+            "the LLM reader failed on %d questions, which the candidate reader answered; each row's "
+            "reading column says why",
+            summary.reading_failures,
+        )
     asked = summary.answered + summary.unknown + summary.failed
     if max_failure_rate is not None and asked and summary.failed / asked > max_failure_rate:
         raise AnsweringFailed(
@@ -474,7 +509,8 @@ def answer_file(
 
     Resumable: a part an interrupted run left in ``parts_dir`` (default ``parts_dir_for(out_path)``)
     for the same question file, range, index version, answerer and engine config is reused, not
-    recomputed (``BatchSummary.parts_reused`` counts them). The answerer is opened only if a part is missing.
+    recomputed (``BatchSummary.parts_reused`` counts them), unless it holds failures (see
+    ``existing_part``). The answerer is opened only if a part is missing.
     """
     questions = read_questions(questions_path)
     parts_dir = Path(parts_dir) if parts_dir is not None else parts_dir_for(out_path)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rich.markup import escape
 from rich.table import Table
 
-from query.cli.console import console
+from query.cli.console import console, error_console, shown
 from query.llm.settings import BACKEND_NAMES
+from schemas.answers import question_text
 from schemas.query import QueryResult, ScoredEvidence, TableSql
 from schemas.settings import HqaSettings
 
@@ -60,9 +60,26 @@ def engine_config(args: argparse.Namespace, settings: HqaSettings):
     return EngineConfig.load(args.engine_config or settings.engine_config, **overrides)
 
 
+def refused_questions(questions: list[str]) -> list[str]:
+    """Why each question that cannot be asked is refused (``schemas.answers.question_text``), numbered
+    as given: an empty one, or one whose bytes were not UTF-8 (argv decodes them to lone surrogates)."""
+    refused = []
+    for i, question in enumerate(questions, start=1):
+        try:
+            question_text(question)
+        except ValueError as exc:
+            refused.append(f"question {i} ({shown(repr(question)[:80])}): {shown(exc)}")
+    return refused
+
+
 def cmd_ask(args: argparse.Namespace, settings: HqaSettings) -> int:
     from query.engine import Engine
 
+    refused = refused_questions(args.questions)
+    if refused:  # before the index and the models are loaded: nothing is asked until every question can be
+        for reason in refused:
+            error_console.print(f"[red]hqa ask: refused[/red] {reason}", highlight=False, soft_wrap=True)
+        return 2
     with console.status("opening the index and loading models"):
         engine = Engine.open(args.index or settings.index_dir, engine_config(args, settings), settings)
     with engine:
@@ -90,9 +107,9 @@ def cmd_answer(args: argparse.Namespace, settings: HqaSettings) -> int:
             max_failure_rate=settings.answer_max_failure_rate,
         )
     except AnsweringFailed as exc:
-        console.print(f"[red]answer failed:[/red] {escape(str(exc))}")
+        console.print(f"[red]answer failed:[/red] {shown(exc)}")
         return 1
-    console.print(summary.model_dump_json(indent=2))
+    console.print(shown(summary.model_dump_json(indent=2)))
     return 0
 
 
@@ -113,24 +130,27 @@ def provenance_line(e: ScoredEvidence) -> str:
 
 
 def print_result(result: QueryResult, evidence: int) -> None:
-    answer = "[yellow]unknown[/]" if result.unknown else f"[bold green]{result.answer}[/]"
-    entity = f" ({result.answer_entity_id})" if result.answer_entity_id else ""
-    unit = f" [green]{result.unit}[/]" if result.unit and not result.unknown else ""
-    console.print(f"\n[bold]Q:[/] {result.question}")
+    """One result, readable. Every piece of data goes through ``shown``: the question is the user's text,
+    the answer, labels and evidence are the dumps' text, and none of it is markup."""
+    answer = "[yellow]unknown[/]" if result.unknown else f"[bold green]{shown(result.answer)}[/]"
+    entity = f" ({shown(result.answer_entity_id)})" if result.answer_entity_id else ""
+    unit = f" [green]{shown(result.unit)}[/]" if result.unit and not result.unknown else ""
+    console.print(f"\n[bold]Q:[/] {shown(result.question)}")
     console.print(
         f"[bold]A:[/] {answer}{unit}{entity}   confidence {result.confidence:.2f}  "
-        f"mode [bold]{result.mode}[/] ({result.reader})"
+        f"mode [bold]{shown(result.mode)}[/] ({shown(result.reader)})"
     )
     for step in result.route:
         said = f"{step.mode} {step.outcome} (estimate {step.estimate:.2f}): {step.reason}"
-        console.print(f"[dim]  route: {escape(said)}[/]")
+        console.print(f"[dim]  route: {shown(said)}[/]")
     for fact in result.facts[:3]:
         qualifiers = f"; {fact.qualifiers}" if fact.qualifiers else ""
-        console.print(
-            f"[dim]  statement {fact.statement_id}: {fact.subject_label or fact.subject} ({fact.subject}) — "
+        said = (
+            f"statement {fact.statement_id}: {fact.subject_label or fact.subject} ({fact.subject}) — "
             f"{fact.property_label or fact.property} ({fact.property}) — {fact.value}{qualifiers}  "
-            f"[{fact.rank}][/]"
+            f"[{fact.rank}]"
         )
+        console.print(f"[dim]  {shown(said)}[/]")
     if result.table is not None:
         print_table(result.table)
     if result.refinement:
@@ -138,11 +158,12 @@ def print_result(result: QueryResult, evidence: int) -> None:
     intent = result.intent
     best = [(link.mention.text, link.best) for link in result.links if link.best]
     links = ", ".join(f"{text} → {cand.entity_id} ({cand.label})" for text, cand in best)
-    console.print(
-        f"[dim]intent: {intent.answer_type}; relation {intent.relation!r}; "
+    said = (
+        f"intent: {intent.answer_type}; relation {intent.relation!r}; "
         f"properties {[p.property for p in intent.properties[:2]]}; years {intent.time.years}; "
-        f"links: {links or '-'}[/]"
+        f"links: {links or '-'}"
     )
+    console.print(f"[dim]{shown(said)}[/]")
     table = Table(show_lines=False, box=None, pad_edge=False)
     for column in ("#", "source", "score", "evidence", "provenance"):
         table.add_column(column, overflow="fold")
@@ -150,12 +171,12 @@ def print_result(result: QueryResult, evidence: int) -> None:
     for i, e in enumerate(result.evidence[:evidence], start=1):
         mark = "*" if e.evidence_id in support else ""
         text = e.text if len(e.text) <= 200 else e.text[:199] + "…"
-        table.add_row(f"{i}{mark}", e.source_type, f"{e.score:.3f}", text, provenance_line(e))
+        table.add_row(f"{i}{mark}", e.source_type, f"{e.score:.3f}", shown(text), shown(provenance_line(e)))
     console.print(table)
     if result.reading is not None:
-        console.print(f"[dim]{reading_line(result)}[/]")
+        console.print(f"[dim]{shown(reading_line(result))}[/]")
     stages = ", ".join(f"{t.stage} {t.ms:.0f}" for t in result.timings)
-    console.print(f"[dim]ms: {stages}   (* = supports the answer)[/]")
+    console.print(f"[dim]ms: {shown(stages)}   (* = supports the answer)[/]")
 
 
 TABLE_ROWS_SHOWN = 12
@@ -164,35 +185,35 @@ TABLE_ROWS_SHOWN = 12
 def print_table(trace: TableSql) -> None:
     """The table the table-sql mode computed over (the chosen rows marked), the SQL and its result."""
     console.print(
-        f"[dim]  table: {escape(trace.title)} ({trace.source}, {trace.total_rows} rows); "
-        f"{escape(trace.operation)}[/]"
+        f"[dim]  table: {shown(trace.title)} ({trace.source}, {trace.total_rows} rows); "
+        f"{shown(trace.operation)}[/]"
     )
-    shown = trace.rows[:TABLE_ROWS_SHOWN]
-    shown += [r for r in trace.rows[TABLE_ROWS_SHOWN:] if r.row_index in trace.selected]
+    rows = trace.rows[:TABLE_ROWS_SHOWN]
+    rows += [r for r in trace.rows[TABLE_ROWS_SHOWN:] if r.row_index in trace.selected]
     grid = Table(show_lines=False, box=None, pad_edge=False)
     grid.add_column("row", overflow="fold")
     for column in trace.columns:
-        grid.add_column(f"{column.header} ({column.type})", overflow="fold")
-    for row in shown:
+        grid.add_column(shown(f"{column.header} ({column.type})"), overflow="fold")
+    for row in rows:
         mark = "→" if row.row_index in trace.selected else ""
-        cells = [escape(c.text if len(c.text) <= 40 else c.text[:39] + "…") for c in row.cells]
+        cells = [shown(c.text if len(c.text) <= 40 else c.text[:39] + "…") for c in row.cells]
         grid.add_row(f"{mark}{row.row_index}", *cells)
     console.print(grid)
-    if len(trace.rows) > len(shown):
-        console.print(f"[dim]  … {trace.total_rows - len(shown)} more rows[/]")
+    if len(trace.rows) > len(rows):
+        console.print(f"[dim]  … {trace.total_rows - len(rows)} more rows[/]")
     if trace.set_query is not None:
         console.print(
-            f"[dim]  entity set: {escape(trace.set_query)}  params {escape(str(trace.set_params))}[/]"
+            f"[dim]  entity set: {shown(trace.set_query)}  params {shown(str(trace.set_params))}[/]"
         )
     params = f"  params {trace.params}" if trace.params else ""
-    console.print(f"[dim]  SQL: {escape(trace.sql + params)}[/]")
+    console.print(f"[dim]  SQL: {shown(trace.sql + params)}[/]")
     value = f"; value {trace.value}" if trace.value is not None else ""
     note = f"; {trace.note}" if trace.note else ""
-    console.print(f"[dim]  rows returned: {escape(f'{trace.selected}{value}{note}')}[/]")
+    console.print(f"[dim]  rows returned: {shown(f'{trace.selected}{value}{note}')}[/]")
     if trace.test is not None:
         t = trace.test
         said = f"{t.name}, statistic {t.statistic:.4g}, p = {t.p_value:.3g}, n = {t.n}; {t.verdict}"
-        console.print(f"[dim]  test: {escape(said)}[/]")
+        console.print(f"[dim]  test: {shown(said)}[/]")
 
 
 def print_refinement(result: QueryResult) -> None:
@@ -208,11 +229,11 @@ def print_refinement(result: QueryResult) -> None:
         )
         said = "accepted" if r.accepted else f"rejected: {r.feedback} ({r.detail})"
         line = f"{r.round}. {r.module}{walked} → {r.answer} ({r.confidence:.2f}); {said}; {r.ms:.0f} ms"
-        console.print(f"[dim]    {escape(line)}[/]")
+        console.print(f"[dim]    {shown(line)}[/]")
         for path in r.paths[:3]:
-            console.print(f"[dim]       path: {escape(path)}[/]")
+            console.print(f"[dim]       path: {shown(path)}[/]")
         if r.note:
-            console.print(f"[dim]       note: {escape(r.note)}[/]")
+            console.print(f"[dim]       note: {shown(r.note)}[/]")
 
 
 def reading_line(result: QueryResult) -> str:

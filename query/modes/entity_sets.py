@@ -178,6 +178,10 @@ class EntitySetPlanner:
             raise SetDeclined(f"'{what}' names neither a country nor a class the index knows")
         if question.modifiers and country is None:
             raise SetDeclined(f"'{' '.join(question.modifiers)}' names no country the index knows")
+        if question.noun is not None and question.noun not in ANY_CLASS and not classes:
+            # a noun that names no class must not widen the set to every entity of the country: "the
+            # German zorblaxes" (or "the German cities' --") would be answered over all German places
+            raise SetDeclined(f"'{question.noun}' names no class the index knows")
         entities, params = self.graph.members(country, classes, MAX_MEMBERS + 2)
         entities = [(e, label) for e, label in entities if e != country]  # "places in Chile": not Chile
         entities = self._truthy(entities, country, classes)
