@@ -42,7 +42,7 @@ class GraphStore:
         self.read_only = read_only
         self._database: kuzu.Database | None = database
         self._local = threading.local()
-        self._connections: list[kuzu.Connection] = []
+        self._connections: dict[threading.Thread, kuzu.Connection] = {}
         self._lock = threading.Lock()
 
     @classmethod
@@ -62,13 +62,18 @@ class GraphStore:
         return cls(kuzu.Database(str(path), read_only=read_only), path, read_only=read_only)
 
     def _connection(self) -> kuzu.Connection:
+        """This thread's connection, opened on its first query. Connections of threads that have ended are
+        closed then: a long-lived store queried from pool after pool would otherwise keep one per thread
+        that ever queried it."""
         connection = getattr(self._local, "connection", None)
         if connection is None:
             with self._lock:
                 if self._database is None:
                     raise RuntimeError(f"graph store {self.path} is closed")
+                for thread in [t for t in self._connections if not t.is_alive()]:
+                    self._connections.pop(thread).close()
                 connection = kuzu.Connection(self._database)
-                self._connections.append(connection)
+                self._connections[threading.current_thread()] = connection
             self._local.connection = connection
         return connection
 
@@ -117,7 +122,7 @@ class GraphStore:
     def close(self) -> None:
         """Close every thread's connection, then the database (a writer checkpoints here)."""
         with self._lock:
-            for connection in self._connections:
+            for connection in self._connections.values():
                 connection.close()
             self._connections.clear()
             self._local = threading.local()  # no thread may reuse a closed connection

@@ -22,6 +22,7 @@ evaluation harness uses to measure each stage from one pass.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -56,7 +57,7 @@ from query.retrieve.retrievers import (
 from query.understand.intent import INTENT_EXTRACTORS
 from query.understand.linking import EntityLinker, EntityTable
 from query.understand.properties import PropertyLabels
-from schemas.answers import StageTiming
+from schemas.answers import StageTiming, question_text
 from schemas.query import Intent, LinkedMention, LlmReading, QueryResult
 from schemas.settings import HqaSettings
 
@@ -95,6 +96,9 @@ class Engine:
         self.state_dir = hqa.state_dir
         self.reader = reader
         self.index_version = reader.version
+        self._threads: ThreadPoolExecutor | None = None  # ask_many's, made on its first use
+        self._thread_count = 0
+        self._pool_lock = threading.Lock()
         version_dir = reader.path
         properties = PropertyLabels.load(self.config.property_table or hqa.property_table)
         self.entities = EntityTable.from_reader(reader)
@@ -174,7 +178,10 @@ class Engine:
     # -- stages -------------------------------------------------------------------------------------
 
     def understand(self, question: str) -> Understanding:
-        """Intent and linked entities: what every mode starts from."""
+        """Intent and linked entities: what every mode starts from. An empty question, or one that is not
+        Unicode, is refused here with a ``ValueError`` (``schemas.answers.question_text``), before any
+        index is read."""
+        question_text(question)
         timings: dict[str, float] = {}
         with _timed(timings, "intent"):
             intent = self.intent_extractor.run(question)
@@ -309,12 +316,26 @@ class Engine:
         return result.model_copy(update={"timings": [*result.timings, total]})
 
     def ask_many(self, questions: Iterable[str], workers: int = 1) -> Iterator[QueryResult]:
-        """Answers in input order; ``workers`` threads share this engine."""
+        """Answers in input order; ``workers`` threads share this engine.
+
+        The threads are the engine's own, kept between calls: a pool per call started new threads every
+        batch, each opening per-thread resources (a Kùzu connection) again.
+        """
         if workers <= 1:
             yield from (self.ask(q) for q in questions)
             return
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            yield from pool.map(self.ask, questions)
+        yield from self._pool(workers).map(self.ask, questions)
+
+    def _pool(self, workers: int) -> ThreadPoolExecutor:
+        """The engine's pool of at least ``workers`` threads; a larger request replaces it (the old pool
+        finishes what it was given, then its threads end)."""
+        with self._pool_lock:
+            if self._threads is None or self._thread_count < workers:
+                if self._threads is not None:
+                    self._threads.shutdown(wait=False)
+                self._threads = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hqa-ask")
+                self._thread_count = workers
+            return self._threads
 
     def result(self, staged: StagedRun, read: Reading) -> QueryResult:
         choice = read.choice
@@ -363,6 +384,10 @@ class Engine:
         )
 
     def close(self) -> None:
+        with self._pool_lock:
+            if self._threads is not None:
+                self._threads.shutdown(wait=True)
+                self._threads = None
         if self.llm_reader is not None:
             self.llm_reader.llm.close()
         self.reader.close()

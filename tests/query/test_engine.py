@@ -152,6 +152,20 @@ def test_ask_many_from_threads_matches_sequential_answers(engine: Engine) -> Non
     assert sequential[0] == sequential[3]
 
 
+def test_repeated_ask_many_reuses_its_threads_and_their_graph_connections(engine: Engine) -> None:
+    """Issue 17: each ask_many call made a new thread pool, and each of its threads opened a Kùzu connection
+    that lived until the engine closed: a long-lived engine answering batch after batch leaked them."""
+    questions = ["What is the area of Belgium?", "What was the name of Aristotle's father?"] * 2
+    graph = engine.reader.graph.store
+    opened = []
+    for _ in range(5):
+        answers = [r.answer for r in engine.ask_many(questions, workers=2)]
+        assert answers[:2] == answers[2:]
+        opened.append(len(graph._connections))
+    assert opened == [opened[0]] * 5
+    assert opened[0] <= engine._thread_count + 1  # the pool's threads' and the calling thread's
+
+
 def test_stages_can_be_switched_off_by_config(sample_index) -> None:
     _, result = sample_index
     config = EngineConfig.load(
