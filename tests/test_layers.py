@@ -24,7 +24,7 @@ ROOMS = (
     ("read",),
     ("tabulate", "sql"),
     ("modes",),
-    ("config", "engine"),
+    ("config", "engine", "live"),
     ("batch", "evaluation"),
     ("cli",),
 )

@@ -1,0 +1,104 @@
+"""An engine that follows the index's ``current`` version while it answers: for services and long jobs.
+
+``Engine`` keeps the version it opened for its whole life, which is right for one batch (every answer of
+the run from one version) but leaves a long-lived process answering from an ever older index, and holds
+that folder's lease (``index.versions``) so that rebuilds cannot prune it. ``LiveEngine`` checks
+``current`` before each question (one ``readlink``), opens the newer version's engine once when a rebuild
+has published one, and closes the older engine when its last question in flight is done. Each answer
+comes from exactly one engine, so its ``index_version`` names every piece of its evidence.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from index.versions import VersionStore
+from query.config import EngineConfig
+from query.engine import Engine
+from schemas.query import QueryResult
+from schemas.settings import HqaSettings
+
+log = logging.getLogger(__name__)
+
+
+class LiveEngine:
+    """``ask`` answers with the newest published version; safe to call from several threads."""
+
+    def __init__(
+        self, index_root: Path, config: EngineConfig | None = None, settings: HqaSettings | None = None
+    ):
+        self.root = Path(index_root)
+        self.config, self.settings = config, settings
+        self._store = VersionStore(self.root)
+        self._lock = threading.Lock()
+        self._opening = threading.Lock()  # one thread opens a new version; the others answer meanwhile
+        self._engine = Engine.open(self.root, config, settings)
+        self._in_flight: dict[Engine, int] = {self._engine: 0}
+        self.switches: list[str] = [self._engine.index_version]
+        """Every version this engine has answered from, in order."""
+
+    @property
+    def version(self) -> str:
+        return self._engine.index_version
+
+    def ask(self, question: str) -> QueryResult:
+        with self._borrowed() as engine:
+            return engine.ask(question)
+
+    @contextmanager
+    def _borrowed(self) -> Iterator[Engine]:
+        self._follow_current()
+        with self._lock:
+            engine = self._engine
+            self._in_flight[engine] += 1
+        try:
+            yield engine
+        finally:
+            with self._lock:
+                self._in_flight[engine] -= 1
+                retire = engine is not self._engine and self._in_flight[engine] == 0
+                if retire:
+                    del self._in_flight[engine]
+            if retire:
+                engine.close()  # releases its lease: the next prune may take the folder
+
+    def _follow_current(self) -> None:
+        """Open the version ``current`` names if it is not the one answering now. A thread that finds
+        another already opening it answers from the current engine instead of waiting."""
+        current = self._store.current()
+        if current is None or current == self._engine.reader.path:
+            return
+        if not self._opening.acquire(blocking=False):
+            return
+        try:
+            if self._store.current() == self._engine.reader.path:
+                return  # another thread switched while this one was checking
+            newer = Engine.open(self.root, self.config, self.settings)
+            with self._lock:
+                older, self._engine = self._engine, newer
+                self._in_flight[newer] = 0
+                self.switches.append(newer.index_version)
+                idle = self._in_flight[older] == 0
+                if idle:
+                    del self._in_flight[older]
+            log.info("now answering from index %s (was %s)", newer.index_version, older.index_version)
+            if idle:
+                older.close()
+        finally:
+            self._opening.release()
+
+    def close(self) -> None:
+        with self._lock:
+            engines, self._in_flight = list(self._in_flight), {}
+        for engine in engines:
+            engine.close()
+
+    def __enter__(self) -> LiveEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
