@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -12,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from query.evaluation.machine import machine
 
-__all__ = ["best_of", "machine", "pct", "timed_ms"]
+__all__ = ["best_of", "machine", "pct", "run_command", "timed_ms"]
 
 T = TypeVar("T")
 
@@ -37,3 +39,12 @@ def timed_ms(fn: Callable[[], T]) -> tuple[T, float]:
     start = time.perf_counter()
     result = fn()
     return result, (time.perf_counter() - start) * 1000
+
+
+def run_command(cmd: list[str], env: dict[str, str], cwd: Path) -> float:
+    """Seconds ``cmd`` took; its output's tail in the error when it fails (a benchmark must not go on)."""
+    started = time.perf_counter()
+    done = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{shlex.join(cmd)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return time.perf_counter() - started

@@ -14,28 +14,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks_common import machine  # noqa: E402
+from benchmarks_common import machine, run_command  # noqa: E402
 
 BIN = Path(sys.executable).parent
-
-
-def run(cmd: list[str], env: dict[str, str]) -> float:
-    started = time.perf_counter()
-    done = subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"{shlex.join(cmd)} failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
-    return time.perf_counter() - started
 
 
 def main() -> None:
@@ -48,9 +37,9 @@ def main() -> None:
     base["HQA_EMBEDDING_CACHE"] = str(work / "embeddings")
     hqa = [str(BIN / "hqa"), "build", "--samples"]
 
-    warmup = run(hqa, {**base, "HQA_STATE_DIR": str(work / "warmup")})
+    warmup = run_command(hqa, {**base, "HQA_STATE_DIR": str(work / "warmup")}, REPO)
     cli_env = {**base, "HQA_STATE_DIR": str(work / "cli")}
-    cli, cli_again = run(hqa, cli_env), run(hqa, cli_env)
+    cli, cli_again = run_command(hqa, cli_env, REPO), run_command(hqa, cli_env, REPO)
 
     airflow_env = {
         **base,
@@ -59,9 +48,9 @@ def main() -> None:
         "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
     }
-    run([str(BIN / "airflow"), "db", "migrate"], airflow_env)
+    run_command([str(BIN / "airflow"), "db", "migrate"], airflow_env, REPO)
     dag_cmd = [str(BIN / "airflow"), "dags", "test", "hqa_index_rebuild"]
-    dag, dag_again = run(dag_cmd, airflow_env), run(dag_cmd, airflow_env)
+    dag, dag_again = run_command(dag_cmd, airflow_env, REPO), run_command(dag_cmd, airflow_env, REPO)
     report = json.loads((work / "dag" / "reports" / "rebuild-latest.json").read_text())
     assert report["up_to_date"], "the unchanged DAG re-run rebuilt something"
 

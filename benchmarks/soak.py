@@ -22,7 +22,6 @@ import json
 import os
 import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -34,7 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks_common import machine  # noqa: E402
+from benchmarks_common import machine, run_command  # noqa: E402
 
 BIN = Path(sys.executable).parent
 QUESTIONS = REPO / "data" / "samples" / "questions.jsonl"
@@ -54,14 +53,6 @@ def airflow_env(work: Path, keep: int) -> dict[str, str]:
         "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
     }
-
-
-def run(cmd: list[str], env: dict[str, str]) -> float:
-    started = time.perf_counter()
-    done = subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"{shlex.join(cmd)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    return time.perf_counter() - started
 
 
 class Answering:
@@ -119,9 +110,9 @@ def main() -> None:
 
     settings = HqaSettings(state_dir=work / "state")
     store = VersionStore(settings.index_dir)
-    run([str(BIN / "airflow"), "db", "migrate"], env)
+    run_command([str(BIN / "airflow"), "db", "migrate"], env, REPO)
     dag = [str(BIN / "airflow"), "dags", "test", "hqa_index_rebuild"]
-    first_seconds = run(dag, env)
+    first_seconds = run_command(dag, env, REPO)
     questions = [json.loads(line)["question"] for line in QUESTIONS.read_text().splitlines() if line.strip()]
 
     engine = LiveEngine(settings.index_dir, EngineConfig.load(None, reader="candidates"), settings)
@@ -130,7 +121,7 @@ def main() -> None:
     rebuilds = []
     started = time.perf_counter()
     for n in range(args.rebuilds):
-        seconds = run([*dag, "-c", json.dumps({"force": True})], env)
+        seconds = run_command([*dag, "-c", json.dumps({"force": True})], env, REPO)
         rebuilds.append(
             {
                 "rebuild": n + 1,

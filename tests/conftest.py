@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import bz2
+import importlib.util
 import json
+import sys
 from functools import cache
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 import pytest
@@ -88,3 +91,13 @@ def sample_index(
     index_settings = settings.model_copy(update={"state_dir": state})
     result = build_index(index_settings, ingest_dir=sample_ingest.out_dir)
     return index_settings, result
+
+
+def load_script(path: Path) -> ModuleType:
+    """A benchmark script imported by its path (benchmarks/ is not a package), under its file's name."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is made
+    spec.loader.exec_module(module)
+    return module

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
 from collections import Counter
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from tests.conftest import REPO, WIKIDATA_ITEMS
+from tests.conftest import REPO, WIKIDATA_ITEMS, load_script
 
 SCRIPT = REPO / "benchmarks" / "kg_questions.py"
 COMMITTED = REPO / "benchmarks" / "kg_questions" / "questions.jsonl"
@@ -25,12 +23,7 @@ CAPITALS_IN_DUMP = 2
 @pytest.fixture(scope="module")
 def kg_questions() -> ModuleType:
     """The script imported by path: benchmarks/ is not a package."""
-    spec = importlib.util.spec_from_file_location("kg_questions", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is made
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT)
 
 
 @pytest.fixture(scope="module")

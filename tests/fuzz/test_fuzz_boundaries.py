@@ -4,14 +4,12 @@ does not name its file (so a green run means something)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, load_script
 
 SCRIPT = REPO / "benchmarks" / "fuzz.py"
 SEED = 2026
@@ -21,12 +19,7 @@ INPUTS = {"wikidata": 300, "wikitext": 300, "xml": 300, "ottqa": 300, "questions
 @pytest.fixture(scope="module")
 def fuzz() -> ModuleType:
     """The script imported by path: benchmarks/ is not a package."""
-    spec = importlib.util.spec_from_file_location("fuzz", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is made
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT)
 
 
 @pytest.fixture(scope="module")
