@@ -83,6 +83,7 @@ MODES: dict[str, Callable[[ModeContext], Mode]] = {
         _required(c.graph, "graph-critic needs the index's graph"),
         c.graph_critic,
         c.index_version,
+        llm=c.llm,
     ),
     "retrieve-read": lambda c: RetrieveReadMode(c.pipeline),
 }

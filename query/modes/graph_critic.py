@@ -25,7 +25,9 @@ At most ``rounds`` rounds; the first accepted answer wins, else the most confide
 ``validated = false``. Every round — module, entities, relations, paths, top rows, verdict, feedback,
 milliseconds — is kept in ``QueryResult.refinement``: the user sees how the answer was reached.
 
-Without an LLM the router and the validator are rules, as above.
+The validator is rules, as above, unless ``validator = "llm"`` and the engine has its instruct model: then
+the model judges whether the round's top rows state the answer (``query.modes.llm_validator``), in place
+of the confidence floor. The router is rules.
 """
 
 from __future__ import annotations
@@ -38,7 +40,9 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from index.graph import EgoEdge, GraphIndex
+from query.llm.chat import Llm
 from query.modes.base import Declined, Understanding
+from query.modes.llm_validator import LlmValidator
 from query.retrieve.evidence_store import EvidenceRow, EvidenceStore
 from query.text import content_words
 from query.understand.relations import RelationInventory
@@ -66,7 +70,16 @@ class GraphCriticSettings(BaseModel):
     page_rows: int = Field(400, ge=1, description="rows read from the topic entities' pages")
     leads_per_target: int = Field(2, ge=1, description="lead windows read per reached page")
     evidence: int = Field(30, ge=1, le=100, description="rows a module hands the reader")
-    accept_confidence: float = Field(0.5, ge=0, le=1, description="the validator's confidence floor")
+    accept_confidence: float = Field(0.5, ge=0, le=1, description="the rule validator's confidence floor")
+    validator: Literal["rules", "llm"] = Field(
+        "rules",
+        description="'llm': the instruct model judges whether the round's top rows state the answer "
+        "(query.modes.llm_validator) in place of the confidence floor; the rules when no model loaded",
+    )
+    accept_probability: float = Field(
+        0.5, ge=0, le=1, description="the LLM validator's floor on P(the rows state the answer)"
+    )
+    validator_rows: int = Field(3, ge=1, le=10, description="top rows the LLM validator reads")
     word_weight: float = Field(0.3, ge=0, description="weight of the question-word share beside dense cosine")
     estimate: float = Field(
         0.55, ge=0, le=1, description="router order when a topic entity is linked (retrieve-read: 0.5)"
@@ -130,11 +143,17 @@ class GraphCriticMode:
         graph: GraphIndex,
         settings: GraphCriticSettings | None = None,
         index_version: str = "",
+        llm: Llm | None = None,
     ):
         self.pipeline, self.store, self.graph = pipeline, store, graph
         self.settings = settings or GraphCriticSettings()
         self.index_version = index_version
         self._inventory: RelationInventory | None = None
+        self.llm_validator = (
+            LlmValidator(llm, self.settings.validator_rows)
+            if llm is not None and self.settings.validator == "llm"
+            else None
+        )
 
     @property
     def inventory(self) -> RelationInventory:
@@ -330,12 +349,26 @@ class GraphCriticMode:
             supported = set(result.supporting_evidence_ids)
             if supported and not supported & set(walk.paths):
                 return Verdict(False, "answer outside intersection", "the answer's evidence is on no path")
-        if result.confidence < self.settings.accept_confidence:  # last: every other check passed
-            feedback = "incorrect relation" if plan.module == "hybrid" and plan.relations else "wrong module"
+        # last: every other check passed
+        feedback = "incorrect relation" if plan.module == "hybrid" and plan.relations else "wrong module"
+        if self.llm_validator is not None:
+            rows = self._rows(walk.ranking[: self.settings.validator_rows], walk)
+            judged = self.llm_validator.judge(result.question, rows)
+            said = f"validator: P(the top rows state the answer) = {judged.probability:.2f}"
+            if judged.probability < self.settings.accept_probability:
+                return Verdict(False, feedback, f"{said} < {self.settings.accept_probability}")
+            return Verdict(True, detail=said)
+        if result.confidence < self.settings.accept_confidence:
             return Verdict(
                 False, feedback, f"confidence {result.confidence:.2f} < {self.settings.accept_confidence}"
             )
         return Verdict(True)
+
+    def _rows(self, ids: list[str], walk: Walk) -> list[EvidenceRow]:
+        """The rows of ``ids`` in order: the walk's own, else the store's."""
+        missing = [e for e in ids if e not in walk.rows]
+        stored = {row.evidence_id: row for row in self.store.get(missing)} if missing else {}
+        return [row for e in ids if (row := walk.rows.get(e) or stored.get(e)) is not None]
 
     # -- the loop ---------------------------------------------------------------------------------------
 
