@@ -59,12 +59,17 @@ def _outcome(result, golds: list[str]) -> dict:
     return {"answer": answer, "confidence": result.confidence, "em": exact_match(answer, golds), "rank": rank}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def sample_arguments(parser: argparse.ArgumentParser) -> None:
+    """The index and the fixed dev sample (``--sample``, ``--seed``) every graph-critic benchmark shares."""
     parser.add_argument("--index", type=Path, required=True)
     parser.add_argument("--questions", type=Path, required=True, help="OTT-QA folder or dev.json")
     parser.add_argument("--sample", type=int, default=500)
     parser.add_argument("--seed", type=int, default=7)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sample_arguments(parser)
     parser.add_argument("--fold", choices=["tune", "report"], default="report")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks/results/graph_critic/ottqa")
     args = parser.parse_args(argv)

@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks_common import machine, pct  # noqa: E402
-from graph_critic_ottqa import fold_of  # noqa: E402
+from graph_critic_ottqa import fold_of, sample_arguments  # noqa: E402
 
 from ingest.progress import progress  # noqa: E402
 from query.config import EngineConfig  # noqa: E402
@@ -55,10 +55,7 @@ def _resumed(path: Path) -> dict[str, dict]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--index", type=Path, required=True)
-    parser.add_argument("--questions", type=Path, required=True, help="OTT-QA folder or dev.json")
-    parser.add_argument("--sample", type=int, default=500)
-    parser.add_argument("--seed", type=int, default=7)
+    sample_arguments(parser)
     parser.add_argument("--per-class-tune", type=int, default=40)
     parser.add_argument("--per-class-report", type=int, default=100)
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks/results/graph_critic/validator")
