@@ -227,7 +227,12 @@ def print_refinement(result: QueryResult) -> None:
             if r.relations
             else ("; any relation" if r.entities else "")
         )
-        said = "accepted" if r.accepted else f"rejected: {r.feedback} ({r.detail})"
+        # an accepted round shows why too when the critic said it (the LLM validator's score)
+        said = (
+            (f"accepted ({r.detail})" if r.detail else "accepted")
+            if r.accepted
+            else f"rejected: {r.feedback} ({r.detail})"
+        )
         line = f"{r.round}. {r.module}{walked} → {r.answer} ({r.confidence:.2f}); {said}; {r.ms:.0f} ms"
         console.print(f"[dim]    {shown(line)}[/]")
         for path in r.paths[:3]:

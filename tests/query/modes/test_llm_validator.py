@@ -9,6 +9,7 @@ import re
 import pytest
 
 from query import Engine, EngineConfig
+from query.cli.ask import print_refinement
 from query.llm.backends import Completion
 from query.llm.chat import Llm, Reply
 from query.modes.graph_critic import GraphCriticMode, GraphCriticSettings
@@ -59,7 +60,9 @@ def test_the_real_model_scores_rows_that_state_the_answer_above_rows_that_do_not
     assert validator.judge(question, []).probability == 0.0  # nothing to read: rejected, no request
 
 
-def test_the_mode_accepts_a_round_by_the_models_judgement_and_says_so(engine: Engine, small_llm: Llm) -> None:
+def test_the_mode_accepts_a_round_by_the_models_judgement_and_says_so(
+    engine: Engine, small_llm: Llm, capsys: pytest.CaptureFixture[str]
+) -> None:
     settings = GraphCriticSettings(validator="llm", accept_probability=0.5, rounds=2)
     mode = GraphCriticMode(
         engine, engine.store, engine.reader.graph, settings, engine.index_version, small_llm
@@ -71,3 +74,6 @@ def test_the_mode_accepts_a_round_by_the_models_judgement_and_says_so(engine: En
         score = float(re.search(r"= ([0-9.]+)", r.detail).group(1))
         assert r.accepted == (score >= 0.5)
     assert result.validated == any(r.accepted for r in result.refinement)
+    print_refinement(result)  # the user sees each judged round's score, accepted or not
+    printed = " ".join(capsys.readouterr().out.split())  # the console wraps long lines
+    assert all(" ".join(r.detail.split()) in printed for r in judged), printed
