@@ -21,6 +21,11 @@ One round:
    *commenter* returns one feedback of fixed types (``FEEDBACK``): no entity, incorrect entity,
    incorrect relation, no intersection, answer outside the intersection, wrong module.
 
+The first round is the router's (``first_module = "router"``, the published design) or the single pass
+(``"fused"``: on OTT-QA the graph walk alone ranks far below it, so the walk becomes the correction).
+The rows the reader read the answer from lead each round's evidence (``cited_first``): they are what the
+critic judged, and what the user should see first.
+
 At most ``rounds`` rounds; the first accepted answer wins, else the most confident, with
 ``validated = false``. Every round — module, entities, relations, paths, top rows, verdict, feedback,
 milliseconds — is kept in ``QueryResult.refinement``: the user sees how the answer was reached.
@@ -84,6 +89,17 @@ class GraphCriticSettings(BaseModel):
     estimate: float = Field(
         0.55, ge=0, le=1, description="router order when a topic entity is linked (retrieve-read: 0.5)"
     )
+    first_module: Literal["router", "fused"] = Field(
+        "router",
+        description="'router': the first round walks the graph when an entity is linked (the published "
+        "design); 'fused': it reads the single pass first and walks the graph when the critic rejects it "
+        "(on OTT-QA the hybrid module alone ranks far below the single pass: see benchmarks/results/)",
+    )
+    cited_first: bool = Field(
+        True,
+        description="the rows the reader read the answer from lead the round's evidence, ahead of the "
+        "module's order: they are what the critic judged",
+    )
 
 
 class GraphCriticPipeline(Protocol):
@@ -127,6 +143,12 @@ class Verdict:
     accepted: bool
     feedback: str | None = None
     detail: str | None = None
+
+
+def cited_first(ranking: list[str], supporting: list[str]) -> list[str]:
+    """``ranking`` with the rows the answer was read from moved to its head, in their cited order."""
+    head = [e for e in dict.fromkeys(supporting) if e in ranking]
+    return head + [e for e in ranking if e not in head]
 
 
 def _words(text: str) -> set[str]:
@@ -187,10 +209,14 @@ class GraphCriticMode:
         return out[: self.settings.topics]
 
     def _first_plan(self, understanding: Understanding) -> Plan:
-        topics = self._topics(understanding, skip=0)
-        if not topics:
+        if self.settings.first_module == "fused" or not self._topics(understanding, skip=0):
             return Plan("fused")
-        return self._with_relations(Plan("hybrid", topics), understanding)
+        return self._hybrid_plan(understanding)
+
+    def _hybrid_plan(self, understanding: Understanding) -> Plan:
+        """The walk from the best candidates of the linked mentions (no entities when none is linked)."""
+        topics = self._topics(understanding, skip=0)
+        return self._with_relations(Plan("hybrid", topics), understanding) if topics else Plan("hybrid")
 
     def _with_relations(self, plan: Plan, understanding: Understanding) -> Plan:
         """The relations the question names among those the topic entities have (any, when none)."""
@@ -221,11 +247,11 @@ class GraphCriticMode:
             options.append(
                 self._with_relations(Plan("hybrid", plan.entities[:1], skip=plan.skip), understanding)
             )
-        options += [Plan("fused"), Plan("text")]
-        if any(lk.candidates for lk in understanding.links):
-            options.append(
-                self._with_relations(Plan("hybrid", self._topics(understanding, 0)), understanding)
-            )
+        walk = [self._hybrid_plan(understanding)] if any(lk.candidates for lk in understanding.links) else []
+        if plan.module == "fused":  # the single pass was rejected: a different kind of evidence next
+            options += [*walk, Plan("text")]
+        else:
+            options += [Plan("fused"), Plan("text"), *walk]
         return next((o for o in options if o.key() not in tried), None)
 
     # -- the modules ------------------------------------------------------------------------------------
@@ -378,10 +404,9 @@ class GraphCriticMode:
 
     def first_plan(self, understanding: Understanding, module: Module | None = None) -> Plan:
         """The router's first choice (or the given module's plan, for measuring one module alone)."""
-        if module is None or module == "hybrid":
-            plan = self._first_plan(understanding)
-            return plan if module is None or plan.module == "hybrid" else Plan("hybrid")
-        return Plan(module)
+        if module is None:
+            return self._first_plan(understanding)
+        return self._hybrid_plan(understanding) if module == "hybrid" else Plan(module)
 
     def refine(
         self, understanding: Understanding, staged: Any, plan: Plan | None, max_rounds: int
@@ -406,9 +431,12 @@ class GraphCriticMode:
             else:
                 walk = Walk(fused, {}, {}, [], set(), scores=fused_scores)
             staged.rankings["final"], staged.final_scores = walk.ranking, walk.scores
-            result = self.pipeline.result(staged, self.pipeline.read(staged))
+            read = self.pipeline.read(staged)
+            if self.settings.cited_first:
+                staged.rankings["final"] = cited_first(walk.ranking, read.choice.supporting)
+            result = self.pipeline.result(staged, read)
             verdict = self._validate(plan, walk, result)
-            top = walk.ranking[:5]
+            top = staged.rankings["final"][:5]
             rounds.append(
                 RefinementRound(
                     round=len(rounds) + 1,
@@ -440,4 +468,4 @@ class GraphCriticMode:
         return best.model_copy(update={"refinement": rounds, "validated": bool(accepted)})
 
 
-__all__ = ["FEEDBACK", "NAME", "GraphCriticMode", "GraphCriticPipeline", "GraphCriticSettings"]
+__all__ = ["FEEDBACK", "NAME", "GraphCriticMode", "GraphCriticPipeline", "GraphCriticSettings", "cited_first"]

@@ -10,7 +10,7 @@ import pytest
 from index.reader import IndexReader
 from query import Engine, EngineConfig
 from query.batch.answerers import EngineAnswerer
-from query.modes.graph_critic import FEEDBACK, GraphCriticSettings, Plan
+from query.modes.graph_critic import FEEDBACK, GraphCriticSettings, Plan, cited_first
 from schemas.answers import Question
 from schemas.query import RefinementRound
 
@@ -99,6 +99,30 @@ def test_a_critic_that_never_accepts_stops_after_its_rounds_with_the_best_unvali
     )  # no repeat
     best = max(result.refinement, key=lambda r: (r.answer != "unknown", r.confidence))
     assert result.answer == best.answer
+
+
+def test_cited_rows_move_to_the_head_in_their_cited_order():
+    assert cited_first(["a", "b", "c", "d"], ["c", "a", "c", "x"]) == ["c", "a", "b", "d"]
+    assert cited_first(["a", "b"], []) == ["a", "b"]
+
+
+def test_fused_first_reads_the_single_pass_then_walks_the_graph_when_rejected(sample_index):
+    """first_module = "fused": round 1 is the single pass as the engine ranks it, with the rows the answer
+    was read from at its head; a rejected round goes to the graph walk from the linked entity next."""
+    _, built = sample_index
+    question = "Which countries share a border with Belgium?"
+    never = GraphCriticSettings(first_module="fused", rounds=2, accept_confidence=1.0)
+    config = EngineConfig(modes=MODES, reader="candidates", graph_critic=never)
+    with Engine.open(built.version_dir, config) as e:
+        single = e.result(staged := e.run(question), e.read(staged))
+        result = e.ask(question)
+    first, second = result.refinement
+    assert first.module == "fused" and second.module == "hybrid" and not first.accepted
+    assert second.entities == [f"{BELGIUM} (Belgium)"]
+    ranked = [row.evidence_id for row in single.evidence]
+    assert single.supporting_evidence_ids and first.answer == single.answer
+    assert first.top == cited_first(ranked, single.supporting_evidence_ids)[:5]
+    assert first.top[0] in single.supporting_evidence_ids
 
 
 def test_no_entity_linked_declines_and_hostile_text_stays_data(engine):
