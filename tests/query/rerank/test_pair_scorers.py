@@ -133,6 +133,46 @@ def test_concurrent_calls_agree(late: LateInteractionScorer) -> None:
         np.testing.assert_allclose(result, expected, atol=1e-5)
 
 
+def test_the_tokenizer_shared_with_the_question_encoder_survives_two_threads(late) -> None:
+    """Issue 17: the scorer's tokenizer is the one the dense question encoder uses (one model per process,
+    ``index.embedder``), called at once from two threads with different truncation and padding. Older HF
+    fast tokenizers failed there with "Already borrowed"; the installed ones must not, so no lock is
+    added around them, and this test is what says so if an upgrade brings the failure back."""
+    from index.embedder import Embedder, EmbedderSettings
+
+    encoder = Embedder(EmbedderSettings(model=late.settings.model))
+    assert encoder.model is late._embedder.model  # the case at issue: one tokenizer, two callers
+    batch = [BRUSSELS * 12, NILE, PARIS * 30] * 8  # padded and truncated by the encoder
+    want_vectors = encoder.model.encode(batch, batch_size=8)
+    want_scores = LateInteractionScorer(cache_size=0).score(QUESTION, TEXTS)
+    scorer = LateInteractionScorer(cache_size=0)  # every call tokenizes
+    errors: list[BaseException] = []
+    vectors: list[np.ndarray] = []
+    scores: list[np.ndarray] = []
+
+    def run(work, out) -> None:
+        try:
+            for _ in range(30):
+                out.append(work())
+        except BaseException as exc:  # the failure under test is any exception
+            errors.append(exc)
+
+    threads = [
+        threading.Thread(target=run, args=(lambda: encoder.model.encode(batch, batch_size=8), vectors)),
+        threading.Thread(target=run, args=(lambda: scorer.score(QUESTION, TEXTS), scores)),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    assert len(vectors) == len(scores) == 30
+    for got in vectors:
+        np.testing.assert_allclose(got, want_vectors, atol=1e-5)
+    for got in scores:
+        np.testing.assert_allclose(got, want_scores, atol=1e-5)
+
+
 def test_query_token_selection() -> None:
     tokens = ["[CLS]", "what", "is", "the", "capital", "of", "belgium", "?", "[SEP]"]
     special = [1, 0, 0, 0, 0, 0, 0, 0, 1]
