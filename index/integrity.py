@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 MANIFEST = "manifest.json"  # index.versions.MANIFEST: written after the file list, so not in it
+PINS = ".pins"  # index.versions.PINS: batch jobs' pins come and go after publishing
 SKIPPED_SUFFIXES = (".lock",)
 """Lock files (Tantivy's, the readers' lease): empty, created and recreated by whoever opens the folder."""
 SHOWN_PROBLEMS = 3
@@ -32,7 +33,11 @@ def file_sizes(version_dir: Path) -> dict[str, int]:
     return {
         str(p.relative_to(root)): p.stat().st_size
         for p in sorted(root.rglob("*"))
-        if p.is_file() and not p.is_symlink() and not p.name.endswith(SKIPPED_SUFFIXES) and p.name != MANIFEST
+        if p.is_file()
+        and not p.is_symlink()
+        and not p.name.endswith(SKIPPED_SUFFIXES)
+        and p.name != MANIFEST
+        and PINS not in p.relative_to(root).parts
     }
 
 

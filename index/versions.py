@@ -6,6 +6,10 @@ and then replaces the ``current`` symlink in one ``rename`` (atomic on POSIX). A
 reader's data under it; old versions are pruned to a configured number, never the current one and
 never one a reader still holds.
 
+A batch job that plans on a version and opens it later, maybe on other workers, pins it instead
+(``pin``: a file in the version's ``.pins`` folder, removed when the job combines its parts): ``prune``
+skips a pinned version until the pin is removed or older than ``PIN_HOURS`` (a job that died).
+
 A reader holds its version with a shared ``flock`` on the version's lease file (``VersionLease``) for as
 long as it is open; ``prune`` takes the lock exclusively without waiting, and skips the version when it
 cannot. A version being pruned is first renamed out of the way, so a reader that resolved ``current`` just
@@ -31,6 +35,8 @@ MANIFEST = "manifest.json"
 LEASE = ".readers.lock"
 BUILDING_PREFIX = ".building-"
 PRUNING_PREFIX = ".pruning-"
+PINS = ".pins"
+PIN_HOURS = 24.0  # a pin older than this belongs to a job that died: prune no longer honours it
 OPEN_ATTEMPTS = 5  # a version pruned between resolving and leasing it is retried with the newer current
 
 
@@ -133,15 +139,45 @@ class VersionStore:
             and (p / MANIFEST).is_file()
         )
 
-    def prune(self, keep: int) -> list[Path]:
-        """Delete all but the ``keep`` newest versions (never the current one, nor one a reader holds: the
-        next prune takes it), half-deleted ones and build folders older than a day."""
+    def pin(self, version_dir: Path, holder: str) -> Path | None:
+        """Keep ``version_dir`` from being pruned for ``holder`` (a batch job's name) until ``unpin`` or
+        ``PIN_HOURS`` pass; pinning again refreshes it. None for a read-only version: nobody prunes it."""
+        folder = Path(version_dir) / PINS
+        try:
+            folder.mkdir(exist_ok=True)
+            path = folder / f"{holder}.json"
+            record = {"holder": holder, "pinned_at": datetime.now(UTC).isoformat()}
+            tmp = path.with_name(f".{path.name}.tmp")
+            tmp.write_text(json.dumps(record))
+            os.replace(tmp, path)
+            return path
+        except OSError as exc:
+            if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+                return None
+            raise
+
+    def unpin(self, version_dir: Path, holder: str) -> None:
+        (Path(version_dir) / PINS / f"{holder}.json").unlink(missing_ok=True)
+
+    def pins(self, version_dir: Path, hours: float = PIN_HOURS) -> list[str]:
+        """The holders whose pins on ``version_dir`` are younger than ``hours``."""
+        folder = Path(version_dir) / PINS
+        if not folder.is_dir():
+            return []
+        oldest = datetime.now(UTC).timestamp() - hours * 3600
+        return sorted(p.stem for p in folder.glob("*.json") if p.stat().st_mtime >= oldest)
+
+    def prune(self, keep: int, pin_hours: float = PIN_HOURS) -> list[Path]:
+        """Delete all but the ``keep`` newest versions (never the current one, nor one a reader holds or a
+        batch job pinned: a later prune takes it), half-deleted ones and build folders older than a day."""
         if keep < 1:
             raise ValueError(f"keep must be at least 1, got {keep}")
         current = self.current()
         removed = []
         for path in self.versions()[:-keep]:
             if current is not None and path.resolve() == current:
+                continue
+            if self.pins(path, pin_hours):
                 continue
             if self._remove_unheld(path):
                 removed.append(path)

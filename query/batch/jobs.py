@@ -2,7 +2,8 @@
 
 The work is cut so an Airflow DAG can fan it out: ``plan_chunks`` pins one index version and cuts
 the input into ranges, ``answer_chunk`` writes one part per range (atomic, idempotent),
-``combine_parts`` joins the parts into one file in input order. ``answer_file`` runs the same steps
+``combine_parts`` joins the parts into one file in input order; the planned version is pinned
+against ``prune`` (``VersionStore.pin``) until then. ``answer_file`` runs the same steps
 in one process and resumes from the parts an interrupted run left behind.
 
 Nothing of the input is lost: a malformed line becomes an output row with ``error`` set (naming
@@ -134,6 +135,12 @@ def plan_chunks(
     )
 
 
+def pin_holder(parts_dir: Path) -> str:
+    """The name a batch run pins its index version under: one per parts folder, so a resumed run re-pins
+    its own pin rather than adding one."""
+    return "batch-" + hashlib.sha256(str(Path(parts_dir).resolve()).encode()).hexdigest()[:16]
+
+
 def _check_chunk_size(chunk_size: int) -> None:
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
@@ -158,7 +165,10 @@ def _plan(
     reader: Literal["llm", "candidates"] | None = None,
 ) -> list[ChunkJob]:
     _check_chunk_size(chunk_size)
-    version = VersionStore(version_dir.parent).manifest(version_dir).version
+    store = VersionStore(version_dir.parent)
+    version = store.manifest(version_dir).version
+    # pinned until combine_parts: chunks may open the version long after rebuilds have published newer ones
+    store.pin(version_dir, pin_holder(parts_dir))
     total = len(questions.entries)
     # resolved now: the workers that answer may run elsewhere, in another working directory
     config = Path(engine_config).resolve() if engine_config is not None else None
@@ -377,6 +387,7 @@ def combine_parts(
             sink.write_table(table)
     _remove_parts(ordered)
     first = ordered[0].job
+    VersionStore(first.index_version_dir.parent).unpin(first.index_version_dir, pin_holder(first.parts_dir))
     summary = BatchSummary(
         out_path=out_path,
         questions_path=first.questions_path,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,8 @@ from index.reader import IndexReader
 from index.versions import (
     BUILDING_PREFIX,
     LEASE,
+    PIN_HOURS,
+    PINS,
     PRUNING_PREFIX,
     VersionGone,
     VersionLease,
@@ -110,6 +113,19 @@ def test_a_version_being_pruned_cannot_be_leased_and_the_root_opens_the_newer_on
         os.close(pruning)
 
 
+def test_a_pinned_version_is_kept_until_unpinned_or_its_pin_is_stale(tmp_path):
+    store = VersionStore(tmp_path)
+    old, _, _ = (_publish(store, p) for p in ("one", "two", "three"))
+    assert store.pin(old, "batch-a") == old / PINS / "batch-a.json"
+    assert store.pins(old) == ["batch-a"]
+    assert old not in store.prune(keep=1) and old.is_dir()
+    store.unpin(old, "batch-a")
+    store.pin(old, "batch-b")
+    stale = (datetime.now(UTC) - timedelta(hours=PIN_HOURS + 1)).timestamp()
+    os.utime(old / PINS / "batch-b.json", (stale, stale))  # a job that died a day ago
+    assert store.pins(old) == [] and store.prune(keep=1) == [old]
+
+
 def test_half_published_and_half_pruned_folders_are_not_versions(tmp_path):
     store = VersionStore(tmp_path)
     published = _publish(store, "one")
@@ -126,12 +142,12 @@ def test_real_indexes_stay_readable_while_a_rebuild_prunes_their_version(sample_
     _, result = sample_index
     store = VersionStore(tmp_path)
     first = store.start("v1")
-    shutil.copytree(result.version_dir, first, dirs_exist_ok=True)
+    shutil.copytree(result.version_dir, first, dirs_exist_ok=True, ignore=shutil.ignore_patterns(PINS))
     first = store.publish(first, store.manifest(result.version_dir).model_copy(update={"version": "v1"}))
     reader = IndexReader.open(tmp_path)
     counts = (reader.bm25.count(), reader.vectors.count(), reader.graph.counts())
     second = store.start("v2")
-    shutil.copytree(result.version_dir, second, dirs_exist_ok=True)
+    shutil.copytree(result.version_dir, second, dirs_exist_ok=True, ignore=shutil.ignore_patterns(PINS))
     store.publish(second, store.manifest(result.version_dir).model_copy(update={"version": "v2"}))
     store.prune(keep=1)
     assert first.is_dir()
