@@ -33,7 +33,7 @@ from index.build_stages import (
     validate_build,
     verbalize_job,
 )
-from index.integrity import file_sizes
+from index.integrity import file_checksums, file_sizes
 from index.versions import VersionStore
 from ingest.progress import progress
 from schemas.build import InputFile, Manifest, StageReport
@@ -105,7 +105,8 @@ def publish_build(
         },
         validation=validation,
         seconds=round(time.time() - plan.started, 3),
-        files=file_sizes(plan.building_dir),
+        files=(files := file_sizes(plan.building_dir)),
+        checksums=file_checksums(plan.building_dir, files),
     )
     with out_of_space_named(plan, "publish", plan.building_dir):
         final = store.publish(plan.building_dir, manifest)

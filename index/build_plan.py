@@ -165,7 +165,10 @@ def plan_build(
             for name, fp in fingerprints.items()
         )
     ):
-        damage = damaged_files(Path(previous or ""), previous_manifest.files)
+        # every byte is hashed (seconds a GB): unchanged inputs are when a scheduled rebuild has time to
+        # find damage that kept file sizes, and heal it
+        kept = previous_manifest
+        damage = damaged_files(Path(previous or ""), kept.files, None, kept.checksums)
         if not damage:
             return plan.model_copy(update={"version": previous_manifest.version, "verbalize": []})
         # inputs unchanged, but the current version lost files: a new version builds the damaged parts

@@ -151,7 +151,7 @@ def verbalize_job(
         earlier = previous.stages["evidence"].details.get("evidence_files", {}).get(job.output)
         source = Path(plan.previous or "") / layout.EVIDENCE / job.output
         intact = not damaged_files(
-            Path(plan.previous or ""), previous.files, [f"{layout.EVIDENCE}/{job.output}"]
+            Path(plan.previous or ""), previous.files, [f"{layout.EVIDENCE}/{job.output}"], previous.checksums
         )
         if earlier is not None and earlier["key"] == job.key and source.is_file() and intact:
             target.unlink(missing_ok=True)
@@ -218,8 +218,9 @@ def run_stage(
         old is not None
         and old.fingerprint == fingerprint
         and all((Path(plan.previous or "") / out).exists() for out in outputs)
-        # a damaged stage (a file cut short or deleted since it was published) is built again, not linked
-        and not damaged_files(Path(plan.previous or ""), previous.files, outputs)
+        # a damaged stage (a file cut short, deleted or overwritten since it was published) is built
+        # again, not linked
+        and not damaged_files(Path(plan.previous or ""), previous.files, outputs, previous.checksums)
     ):
         started = time.perf_counter()
         for out in outputs:

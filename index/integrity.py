@@ -5,15 +5,18 @@ them when it opens the version. A file cut short or deleted (a disk that filled 
 copied, a partial sync, a stray ``rm``) is then named at open, with what to do, instead of surfacing as a
 Kùzu, Lance or Tantivy error in the middle of a query. The check costs one ``stat`` per file (49 files for
 the sample index). It cannot see damage that keeps a file's size (overwritten bytes): Kùzu can crash the
-process on such a file (SIGSEGV when it opens it), Lance can serve the damaged vectors silently.
+process on such a file (SIGSEGV when it opens it), Lance can serve the damaged vectors silently. For that
+the manifest also keeps every file's SHA-256, checked on demand (``hqa verify``, ``verify_version``): a
+hash of every byte is too slow for each open of a large index, and right for a scheduled check.
 
-A rebuild checks the same sizes before it hard-links an unchanged stage from the current version, so a
-damaged stage is built again rather than carried into the next version.
+A rebuild checks sizes and checksums before it hard-links an unchanged stage from the current version,
+so a damaged stage is built again rather than carried into the next version.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import hashlib
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 MANIFEST = "manifest.json"  # index.versions.MANIFEST: written after the file list, so not in it
@@ -41,9 +44,34 @@ def file_sizes(version_dir: Path) -> dict[str, int]:
     }
 
 
-def damaged_files(version_dir: Path, files: dict[str, int], under: Iterable[str] | None = None) -> list[str]:
+HASH_BLOCK = 1 << 20
+
+
+def file_sha256(path: Path, tick: Callable[[int], object] | None = None) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(HASH_BLOCK):
+            digest.update(block)
+            if tick is not None:
+                tick(len(block))
+    return digest.hexdigest()
+
+
+def file_checksums(version_dir: Path, names: Iterable[str]) -> dict[str, str]:
+    """SHA-256 of each of ``names`` (paths relative to ``version_dir``)."""
+    return {name: file_sha256(Path(version_dir) / name) for name in names}
+
+
+def damaged_files(
+    version_dir: Path,
+    files: dict[str, int],
+    under: Iterable[str] | None = None,
+    checksums: dict[str, str] | None = None,
+    tick: Callable[[int], object] | None = None,
+) -> list[str]:
     """What differs from the published ``files`` (all, or only ``under``: those files and the files in
-    those folders): each missing file, or one whose size changed, with the sizes."""
+    those folders): each missing file, or one whose size changed, with the sizes; with ``checksums``,
+    also each file of the right size whose SHA-256 changed (``tick`` gets the bytes hashed)."""
     parts = [u.rstrip("/") for u in under] if under is not None else None
     problems = []
     for name, size in files.items():
@@ -57,6 +85,8 @@ def damaged_files(version_dir: Path, files: dict[str, int], under: Iterable[str]
             continue
         if actual != size:
             problems.append(f"{name} has {actual:,} bytes, {size:,} when published")
+        elif checksums and name in checksums and file_sha256(path, tick) != checksums[name]:
+            problems.append(f"{name} has other bytes than when published (its SHA-256 changed)")
     return problems
 
 

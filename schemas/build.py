@@ -48,3 +48,8 @@ class Manifest(BaseModel):
         description="every file of the version (relative path -> bytes) when published, checked when a "
         "reader opens it (index.integrity); empty for versions published before the list was kept",
     )
+    checksums: dict[str, str] = Field(
+        default_factory=dict,
+        description="SHA-256 of every file of ``files``, checked by `hqa verify` and before a rebuild links "
+        "a stage; empty for versions published before checksums were kept",
+    )

@@ -10,9 +10,11 @@ from rich.table import Table
 
 from index.build import BuildResult, build_index
 from index.build_stages import dir_bytes
+from index.integrity import damaged_files, repair_hint
 from index.rebuild_report import LATEST, make_report, write_report
-from index.versions import VersionStore
-from query.cli.console import console
+from index.versions import MANIFEST, VersionLease, VersionStore
+from ingest.progress import progress
+from query.cli.console import console, shown
 from query.cli.ingest import add_ingest_arguments, print_ingest_report, run_ingest_from_args
 from schemas.settings import HqaSettings
 
@@ -28,6 +30,64 @@ def add_build(sub: argparse._SubParsersAction) -> None:
 def add_info(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("info", help="index versions, row counts and sizes")
     p.add_argument("--index", type=Path, help="index root (default <state_dir>/indexes)")
+
+
+def add_verify(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "verify", help="check every file of an index version against the SHA-256 its build recorded"
+    )
+    p.add_argument("--index", type=Path, help="index root or a version folder (default <state_dir>/indexes)")
+    p.add_argument("--all", action="store_true", help="every kept version, not only the current one")
+
+
+def cmd_verify(args: argparse.Namespace, settings: HqaSettings) -> int:
+    """Exit 0 when every checked version holds the bytes it was published with, else 1 (naming the
+    files, and what to do). Opening an index checks sizes only; this reads every byte, so it also finds
+    overwritten files, on which Kùzu can crash the process rather than raise."""
+    target = Path(args.index or settings.index_dir)
+    store = VersionStore(target.parent if (target / MANIFEST).is_file() else target)
+    if (target / MANIFEST).is_file():
+        versions = [target]
+    else:
+        current = store.current()
+        versions = store.versions() if args.all else [current] if current is not None else []
+    if not versions:
+        console.print(f"No index versions under {shown(target)}: run `hqa build`.")
+        return 1
+    table = Table(title=f"Index versions checked under {shown(store.root)}")
+    for column in ("version", "files", "MB", "checked", "result"):
+        table.add_column(column, justify="right" if column in {"files", "MB"} else "left")
+    damaged = []
+    for version in versions:
+        manifest = store.manifest(version)
+        lease = VersionLease(version)  # not pruned while its bytes are read
+        size = sum(manifest.files.values())
+        bar = progress(f"verify {version.name}", total=size, unit="B", unit_scale=True)
+        try:
+            problems = damaged_files(version, manifest.files, None, manifest.checksums, bar.update)
+        finally:
+            bar.close()
+            lease.release()
+        checked = "sizes and SHA-256" if manifest.checksums else "sizes only (published before checksums)"
+        if not manifest.files:
+            checked = "nothing (published before file lists were kept)"
+        if problems:
+            damaged.append(version)
+        table.add_row(
+            version.name,
+            f"{len(manifest.files):,}",
+            f"{size / 1e6:.1f}",
+            checked,
+            "[red]damaged[/red]: " + shown("; ".join(problems))
+            if problems
+            else "ok"
+            if manifest.files
+            else "unknown: rebuild it (`hqa build --force`) to record its files",
+        )
+    console.print(table)
+    for version in damaged:
+        console.print(f"{shown(version)} is damaged: {shown(repair_hint(version))}")
+    return 1 if damaged else 0
 
 
 def cmd_build(args: argparse.Namespace, settings: HqaSettings) -> int:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from query.cli.ask import add_answer, add_ask, cmd_answer, cmd_ask
 from query.cli.eval import add_eval, cmd_eval
-from query.cli.index import add_build, add_info, cmd_build, cmd_info
+from query.cli.index import add_build, add_info, add_verify, cmd_build, cmd_info, cmd_verify
 from query.cli.ingest import add_ingest, cmd_ingest
 from query.cli.models import add_models, cmd_models
 from schemas.settings import HqaSettings
@@ -24,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_ingest(sub)
     add_build(sub)
     add_info(sub)
+    add_verify(sub)
     add_ask(sub)
     add_answer(sub)
     add_eval(sub)
@@ -52,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_build(args, settings)
     if args.command == "info":
         return cmd_info(args, settings)
+    if args.command == "verify":
+        return cmd_verify(args, settings)
     if args.command == "ask":
         return cmd_ask(args, settings)
     if args.command == "answer":

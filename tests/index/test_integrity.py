@@ -20,6 +20,7 @@ from index.integrity import IndexDamaged, damaged_files
 from index.reader import IndexReader
 from index.versions import VersionStore
 from query import Engine, EngineConfig
+from query.cli.main import main as hqa
 from query.evaluation.metrics import exact_match
 
 ARISTOTLE = "What was the name of Aristotle's father?"
@@ -32,6 +33,18 @@ def link_version(src: Path, root: Path, name: str) -> Path:
     ignore = shutil.ignore_patterns("*.lock", "manifest.json")
     shutil.copytree(src, building, dirs_exist_ok=True, copy_function=os.link, ignore=ignore)
     return store.publish(building, store.manifest(src).model_copy(update={"version": name}))
+
+
+def overwrite_middle(path: Path) -> None:
+    """Overwrite 64 bytes in the middle of ``path`` (a private copy): the size stays, the bytes change."""
+    copy = path.with_name(f".{path.name}.copy")
+    shutil.copyfile(path, copy)
+    with copy.open("r+b") as f:
+        f.seek(copy.stat().st_size // 2)
+        old = f.read(64)
+        f.seek(-len(old), os.SEEK_CUR)
+        f.write(bytes(b ^ 0xFF for b in old))
+    os.replace(copy, path)
 
 
 def cut_in_half(path: Path) -> None:
@@ -141,15 +154,37 @@ def test_when_current_is_damaged_the_previous_version_still_answers(shared_untou
     assert answer.index_version == "v1" and exact_match(answer.answer, ["Nicomachus"]) == 1.0
 
 
+def test_hqa_verify_finds_overwritten_bytes_that_the_check_at_open_cannot_see(
+    shared_untouched, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 17: bytes overwritten in the Kùzu file keep its size, so opening the version does not notice
+    (and Kùzu may crash the process on them). ``hqa verify`` hashes every file against the manifest."""
+    root = tmp_path / "indexes"
+    good = link_version(shared_untouched.version_dir, root, "v1")
+    assert hqa(["verify", "--index", str(root)]) == 0
+    assert "ok" in capsys.readouterr().out
+    damaged = link_version(shared_untouched.version_dir, root, "v2")
+    overwrite_middle(damaged / layout.GRAPH_DB)
+    manifest = VersionStore(root).manifest(damaged)
+    assert not damaged_files(damaged, manifest.files)  # the sizes all match
+    assert hqa(["verify", "--index", str(root), "--all"]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "damaged" in out and "SHA-256 changed" in out and "`hqa build`" in out, out
+    assert layout.GRAPH_DB.split("/")[-1] in out and f"hqa ask --index {good}" in out
+    assert hqa(["verify", "--index", str(good)]) == 0  # one version folder, checked alone
+
+
+@pytest.mark.parametrize("damage", ["cut in half", "bytes overwritten"])
 def test_a_rebuild_builds_the_damaged_stage_again_and_links_the_rest(
-    sample_index, sample_ingest, shared_untouched, tmp_path: Path
+    sample_index, sample_ingest, shared_untouched, tmp_path: Path, damage: str
 ) -> None:
     """Before: with its inputs unchanged ``hqa build`` found the damaged current version up to date and
-    made nothing; had it built, it would have hard-linked the cut Kùzu file into the new version."""
+    made nothing; had it built, it would have hard-linked the damaged Kùzu file into the new version (an
+    overwritten one until checksums were kept: its size is right)."""
     settings, _ = sample_index
     settings = settings.model_copy(update={"state_dir": tmp_path / "state"})
     damaged = link_version(shared_untouched.version_dir, settings.index_dir, "v1")
-    cut_in_half(damaged / layout.GRAPH_DB)
+    (cut_in_half if damage == "cut in half" else overwrite_middle)(damaged / layout.GRAPH_DB)
     result = build_index(settings, ingest_dir=sample_ingest.out_dir)
     assert result.built and result.manifest.version != "v1"
     stages = result.manifest.stages
