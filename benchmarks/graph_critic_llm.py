@@ -35,12 +35,11 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+sys.path[:0] = [str(REPO), str(REPO / "benchmarks")]  # imported by path too (tests), not only run
 
 from benchmarks_common import machine, pct  # noqa: E402
-from graph_critic_ottqa import _hits, fold_of, sample_arguments  # noqa: E402
+from graph_critic_ottqa import _hits, fold_of, resumed_rows, sample_arguments  # noqa: E402
 
-from ingest.progress import progress  # noqa: E402
 from query.config import EngineConfig  # noqa: E402
 from query.engine import Engine  # noqa: E402
 from query.evaluation.loaders import load_benchmark  # noqa: E402
@@ -85,21 +84,12 @@ def main(argv: list[str] | None = None) -> int:
     critic = GraphCriticSettings(first_module="fused", rounds=ROUNDS, accept_confidence=floor)
     config = base.model_copy(update={"modes": [NAME, "retrieve-read"], "graph_critic": critic})
     args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / "rounds.jsonl"
-    done = {r["id"]: r for r in map(json.loads, path.read_text().splitlines())} if path.is_file() else {}
     with Engine.open(args.index, config) as engine:
         if engine.llm_reader is None:
             raise SystemExit("the engine config reads with candidates: this benchmark needs the LLM reader")
         mode = next(m for m in engine.router.modes if m.name == NAME)
-        bar = progress("graph-critic with the LLM", total=len(report), unit="question")
-        with open(path, "a") as out:
-            for q in report:
-                if q.id not in done:
-                    done[q.id] = row = _question(engine, mode, q)
-                    out.write(json.dumps(row) + "\n")
-                    out.flush()
-                bar.update(1)
-        bar.close()
+        path = args.out / "rounds.jsonl"
+        done = resumed_rows(path, report, "graph-critic with the LLM", lambda q: _question(engine, mode, q))
         version, reader = engine.index_version, engine.llm_reader.llm.name
     rows = [done[q.id] for q in report]
     meta = {"floor": floor, "tune_accuracy": tune_accuracy, "tune": len(tune)}

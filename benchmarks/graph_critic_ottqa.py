@@ -30,7 +30,9 @@ import json
 import shlex
 import statistics
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -59,6 +61,22 @@ def _outcome(result, golds: list[str]) -> dict:
     return {"answer": answer, "confidence": result.confidence, "em": exact_match(answer, golds), "rank": rank}
 
 
+def resumed_rows(path: Path, questions: list, label: str, answer: Callable[[Any], dict]) -> dict[str, dict]:
+    """Each question's row by id: from ``path`` (rows of an earlier, interrupted run), else ``answer(q)``,
+    appended to ``path`` as soon as it is made, so a stopped run resumes where it stopped."""
+    done = {r["id"]: r for r in map(json.loads, path.read_text().splitlines())} if path.is_file() else {}
+    bar = progress(label, total=len(questions), unit="question")
+    with open(path, "a") as out:
+        for q in questions:
+            if q.id not in done:
+                done[q.id] = row = answer(q)
+                out.write(json.dumps(row) + "\n")
+                out.flush()
+            bar.update(1)
+    bar.close()
+    return done
+
+
 def sample_arguments(parser: argparse.ArgumentParser) -> None:
     """The index and the fixed dev sample (``--sample``, ``--seed``) every graph-critic benchmark shares."""
     parser.add_argument("--index", type=Path, required=True)
@@ -75,23 +93,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     questions = sample_questions(load_benchmark("ottqa", args.questions), args.sample, args.seed)
     args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / "rounds.jsonl"
-    done = {}
-    if path.is_file():
-        done = {r["id"]: r for r in map(json.loads, path.read_text().splitlines())}
     critic = GraphCriticSettings(rounds=ROUNDS, accept_confidence=1.0)
     config = EngineConfig(modes=[NAME, "retrieve-read"], reader="candidates", graph_critic=critic)
     with Engine.open(args.index, config) as engine:
         mode = next(m for m in engine.router.modes if m.name == NAME)
-        bar = progress("graph-critic eval", total=len(questions), unit="question")
-        with open(path, "a") as out:
-            for q in questions:
-                if q.id not in done:
-                    done[q.id] = row = _question(engine, mode, q)
-                    out.write(json.dumps(row) + "\n")
-                    out.flush()
-                bar.update(1)
-        bar.close()
+        done = resumed_rows(
+            args.out / "rounds.jsonl", questions, "graph-critic eval", lambda q: _question(engine, mode, q)
+        )
         version = engine.index_version
     rows = [done[q.id] for q in questions]
     tune = [r for r in rows if fold_of(r["id"], args.seed) == "tune"]
