@@ -492,6 +492,16 @@ class GraphIndex:
         )
         return [(row["entity_id"], row["id"]) for row in rows]
 
+    def page_entities(self, titles: list[str]) -> dict[str, str]:
+        """Page title → the id of the entity the page is about, for the titles the graph has a page of."""
+        if not titles:
+            return {}
+        rows = self.query(
+            "MATCH (x:Entity) WHERE x.page_title IN $titles RETURN x.page_title AS title, x.id AS id",
+            {"titles": list(titles)},
+        )
+        return {row["title"]: row["id"] for row in rows}
+
     def linked_pages(
         self, title: str, source_kind: str | None = None, relation: str | None = None, limit: int = 200
     ) -> list[PageLink]:

@@ -15,7 +15,9 @@ From a retrieved table: a question that ranks or picks a place over the rows of 
 driver": the answer is one row of a table, chosen by arithmetic the reader cannot do. The mode runs
 the engine's retrieval, takes the table whose rows rank best among the final evidence, loads all of
 its rows from the index (``index.tables``), types its columns (``query.tabulate``), picks the measure
-column by its header, and runs a template SELECT on DuckDB (``query.sql``). Then:
+column by its header, and runs a template SELECT on DuckDB (``query.sql``). "The oldest player" over a
+roster with no age column ranks by the birth (or founding) dates the leads of the rows' linked pages
+state (``query.tabulate.linked``), each such cell naming the passage it was read from. Then:
 
 - a "which/what <noun>" question whose noun heads a column is answered by that cell of the row;
 - any other question is read from the chosen row first, with the lead passages of the pages its
@@ -34,6 +36,7 @@ row has a value.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -53,10 +56,14 @@ from query.sql.templates import ROW, TABLE, SqlQuery, position, superlative, val
 from query.sql.writer import SqlWriter
 from query.tabulate.columns import answer_column, header_words, measure_column
 from query.tabulate.frame import QuestionTable, typed_table
+from query.tabulate.linked import start_date
 from query.understand.entity_sets import set_question, set_readings
 from query.understand.properties import PropertyLabels
 from query.understand.table_ops import IMPLIED, ORDINALS, TableOp, table_op
 from schemas.query import QueryResult, TableCellValue, TableColumn, TableRowView, TableSql
+
+LINKED_SHARE = 0.5
+"""Share of a table's rows that must get a date from their linked pages before it is ranked by them."""
 
 
 class TableSqlSettings(BaseModel):
@@ -179,7 +186,7 @@ class TableSqlMode:
         index_version: str = "",
     ):
         self.index_version = index_version
-        self.pipeline, self.store, self.tables = pipeline, store, tables
+        self.pipeline, self.store, self.tables, self.graph = pipeline, store, tables, graph
         self.settings = settings or TableSqlSettings()
         self.writer = SqlWriter(llm) if llm is not None else None
         self.sets = (
@@ -245,6 +252,10 @@ class TableSqlMode:
             )
         table = typed_table(rows)
         measure = measure_column(table, op) if op.kind == "superlative" else None
+        linked_note = None
+        if measure is None and op.kind == "superlative" and "born" in op.implied:
+            table, linked_note = self._with_start_dates(table, op)
+            measure = measure_column(table, op)
         if op.kind == "position" or measure is not None:
             query = (
                 superlative(measure.column.name, measure.direction, op.k)
@@ -259,7 +270,8 @@ class TableSqlMode:
         else:
             if self.writer is None:
                 wanted = " ".join(op.measure) or "/".join(op.implied)
-                return Declined(NAME, f"no numeric or date column of {table_id} is headed by '{wanted}'")
+                why = f"; {linked_note}" if linked_note else ""
+                return Declined(NAME, f"no numeric or date column of {table_id} is headed by '{wanted}'{why}")
             schema = f"{ROW} INTEGER, " + table.schema_text()
             written = self.writer.write(understanding.question, schema, table.arrow, table.title)
             if written.result is None:
@@ -289,6 +301,38 @@ class TableSqlMode:
         if direct is not None and table.cell_text(chosen.row_index, direct).strip():
             return self._direct_answer(staged, table, chosen, direct, trace, note)
         return self._read_from_row(staged, chosen, trace, note)
+
+    def _with_start_dates(self, table: QuestionTable, op: TableOp) -> tuple[QuestionTable, str | None]:
+        """``table`` with a "born / founded" date column read from the leads of the pages its subject
+        column links to (``query.tabulate.linked``): "the oldest player" over a roster without ages.
+        Unchanged, with the reason, when too few rows get a date."""
+        subject = answer_column(table, op)
+        if subject is None or self.graph is None:
+            return table, "no column of linked pages to read dates from"
+        links = {r.row_index: table.cell_links(r.row_index, subject.name) for r in table.rows}
+        titles = {row_index: found[0] for row_index, found in links.items() if found}
+        entities = self.graph.page_entities(sorted(set(titles.values())))
+        pairs = self.graph.lead_evidence(sorted(set(entities.values())))
+        page_of = {evidence_id: entity_id for entity_id, evidence_id in pairs}
+        windows: dict[str, EvidenceRow] = {}
+        for row in sorted(
+            self.store.get(list(page_of)),
+            key=lambda r: (r.raw_provenance.get("passage_order") or 0, r.raw_provenance.get("window") or 0),
+        ):
+            windows.setdefault(page_of[row.evidence_id], row)  # each page's first lead window
+        values = {}
+        for row_index, title in titles.items():
+            lead = windows.get(entities.get(title, ""))
+            found = start_date(lead.text) if lead is not None else None
+            if found is not None and lead is not None:
+                values[row_index] = (found[0], found[1], f"lead of '{title}' (evidence {lead.evidence_id})")
+        wanted = max(2, math.ceil(LINKED_SHARE * len(table.rows)))
+        if len(values) < wanted:
+            return table, (
+                f"the pages the '{subject.header}' column links to give a birth or founding date for "
+                f"{len(values)} of {len(table.rows)} rows (at least {wanted} needed)"
+            )
+        return table.with_column(f"born or founded (lead of the {subject.header} page)", values), None
 
     # -- the two ways to answer ---------------------------------------------------------------------
 
@@ -389,6 +433,7 @@ class TableSqlMode:
                         TableCellValue(
                             text=table.cell_text(r.row_index, c.name),
                             links=table.cell_links(r.row_index, c.name),
+                            provenance=table.cell_provenance(r.row_index, c.name),
                         )
                         for c in table.columns
                     ],

@@ -82,6 +82,12 @@ def _looks_like_years(table: QuestionTable, column: Column) -> bool:
     return bool(values) and all(float(v).is_integer() and 1000 <= v <= 2100 for v in values)
 
 
+def _tenure_for_age(op: TableOp, column: Column, shared: tuple[str, ...]) -> bool:
+    """A "Years" column ("2007-2010": years at the club) matched only by the "year" an "oldest" or
+    "youngest" implies: a span of time at something, not when the row's subject was born or founded."""
+    return "born" in op.implied and shared == ("year",) and "years" in tokens(column.header)
+
+
 def measure_column(table: QuestionTable, op: TableOp) -> MeasureChoice | None:
     """The typed column ``op`` ranks by, and the direction to rank it in; None when no header fits."""
     typed = [c for c in table.columns if c.type in ("number", "date")]
@@ -89,7 +95,7 @@ def measure_column(table: QuestionTable, op: TableOp) -> MeasureChoice | None:
     best: tuple[float, int, Column, tuple[str, ...]] | None = None
     for order, column in enumerate(typed):
         shared = tuple(sorted(wanted & header_words(column.header)))
-        if not shared:
+        if not shared or _tenure_for_age(op, column, shared):
             continue
         score = len(shared) / max(len(header_words(column.header)), 1)  # "Top 4" over "Top 10 finishes"
         key = (len(shared) + score, -order, column, shared)

@@ -8,6 +8,7 @@ and the cells' own text and links for the answer, the display and the hop to a l
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -38,21 +39,47 @@ class QuestionTable:
     columns: list[Column]
     arrow: pa.Table
     rows: list[TableRow] = field(repr=False)
+    derived: dict[str, dict[int, tuple[str, str]]] = field(default_factory=dict, repr=False)
+    """Columns read from elsewhere (``with_column``): row index → (cell text, where it was read)."""
 
     def column(self, name: str) -> Column:
         return next(c for c in self.columns if c.name == name)
+
+    def with_column(self, header: str, values: dict[int, tuple[dt.date, str, str]]) -> QuestionTable:
+        """This table with a date column ``header`` added: row index → (date, text, provenance); rows
+        without a value are NULL."""
+        name = identifier(header, {c.name for c in self.columns} | {ROW_COLUMN})
+        order = self.arrow.column(ROW_COLUMN).to_pylist()
+        dates = pa.array([values[i][0] if i in values else None for i in order], pa.date32())
+        column = Column(name=name, header=header, type="date", position=-1 - len(self.derived))
+        cells = {i: (text, where) for i, (_, text, where) in values.items()}
+        return QuestionTable(
+            table_id=self.table_id,
+            title=self.title,
+            columns=[*self.columns, column],
+            arrow=self.arrow.append_column(name, dates),
+            rows=self.rows,
+            derived={**self.derived, name: cells},
+        )
 
     def row(self, row_index: int) -> TableRow:
         """The row whose ``row_index`` is this (the SQL's ``row_index`` column), not the n-th row."""
         return next(r for r in self.rows if r.row_index == row_index)
 
     def cell_text(self, row_index: int, column: str) -> str:
+        if column in self.derived:
+            return self.derived[column].get(row_index, ("", ""))[0]
         position = self.column(column).position
         return next((c.text for c in self.row(row_index).cells if c.column == position), "")
 
     def cell_links(self, row_index: int, column: str) -> list[str]:
         position = self.column(column).position
         return [link.target for c in self.row(row_index).cells if c.column == position for link in c.links]
+
+    def cell_provenance(self, row_index: int, column: str) -> str | None:
+        """Where a derived cell was read (None for the table's own cells: the row is their provenance)."""
+        found = self.derived.get(column, {}).get(row_index)
+        return found[1] if found else None
 
     def schema_text(self) -> str:
         """The columns as a prompt or a user reads them: name, type and the header they came from."""

@@ -6,8 +6,10 @@ text), not through the mode's cell parser, column typing or SQL.
 
 from __future__ import annotations
 
+import datetime as dt
 import gzip
 import json
+import re
 
 import pytest
 
@@ -65,6 +67,39 @@ def test_earliest_founded_ranks_years_upwards(engine, raw):
     assert result.mode == "table-sql", result.route
     assert result.answer == _extreme(raw, table_id, "Founded", "Team", largest=False)
     assert "ASC" in result.table.sql
+
+
+def _birth_dates(table_id: str, raw: dict, header: str) -> dict[str, dt.date]:
+    """Each row's name → the birth date its linked page's passage states as "( born 12 March 1990", read
+    here with strptime, apart from the mode's date rules."""
+    with gzip.open(OTTQA / "passages.json.gz", "rt") as f:
+        passages = json.load(f)
+    column = [h[0] for h in raw[table_id]["header"]].index(header)
+    out = {}
+    for row in raw[table_id]["data"]:
+        name, links = row[column]
+        said = re.search(r"\(\s*born\s+(\d{1,2} [A-Z][a-z]+ \d{4})", passages.get(links[0], "")[:400])
+        if said:
+            out[name] = dt.datetime.strptime(said[1], "%d %B %Y").date()
+    return out
+
+
+def test_the_youngest_player_is_ranked_by_birth_dates_read_from_the_linked_pages(engine, raw):
+    """Issue 15: the roster has no age or birth column; each player's page says when they were born."""
+    table_id = "Bradford_City_A.F.C._0"
+    born = _birth_dates(table_id, raw, "Name")
+    assert len(born) > len(raw[table_id]["data"]) / 2
+    result = engine.ask("Who is the youngest player in the Bradford City A.F.C. squad?")
+    assert result.mode == "table-sql", result.route
+    table = result.table
+    assert table is not None and table.source == f"wikipedia table {table_id}"
+    assert result.answer == max(born, key=lambda name: born[name])
+    linked = table.columns[-1]
+    assert linked.type == "date" and linked.header.startswith("born or founded") and linked.name in table.sql
+    assert "DESC" in table.sql  # the youngest: the latest birth date
+    chosen = next(r for r in table.rows if r.row_index == table.selected[0])
+    assert chosen.cells[-1].provenance and f"lead of '{result.answer}" in chosen.cells[-1].provenance
+    assert table.value == max(born.values()).isoformat()
 
 
 def test_second_to_last_is_a_place_in_the_tables_order(engine, raw):
