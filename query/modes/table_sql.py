@@ -37,6 +37,7 @@ row has a value.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -154,6 +155,14 @@ def _head_noun(question: str, op: TableOp) -> str | None:
             continue
         return word
     return None
+
+
+_DATE_ASKED = re.compile(r"^\s*when\b|\b(?:birth\s*date|date of birth|birthday)\b", re.I)
+
+
+def _asks_a_date(question: str) -> bool:
+    """ "When was …", "What is the birthdate of …": the answer is a date, not a row's subject."""
+    return _DATE_ASKED.search(question) is not None
 
 
 def _direct_column(question: str, table: QuestionTable, op: TableOp, exclude: str | None) -> str | None:
@@ -298,6 +307,8 @@ class TableSqlMode:
         value = value_text(out.rows[0][1]) if len(out.rows[0]) > 1 and op.kind == "superlative" else None
         trace = self._trace(table, op, query, out.sql, selected, value, note, measure, written_by)
         direct = _direct_column(understanding.question, table, op, exclude)
+        if measure is not None and measure.column.type == "date" and _asks_a_date(understanding.question):
+            direct = measure.column.name  # "When was the oldest player born?": the value it was ranked by
         if direct is not None and table.cell_text(chosen.row_index, direct).strip():
             return self._direct_answer(staged, table, chosen, direct, trace, note)
         return self._read_from_row(staged, chosen, trace, note)

@@ -70,15 +70,15 @@ def test_earliest_founded_ranks_years_upwards(engine, raw):
 
 
 def _birth_dates(table_id: str, raw: dict, header: str) -> dict[str, dt.date]:
-    """Each row's name → the birth date its linked page's passage states as "( born 12 March 1990", read
-    here with strptime, apart from the mode's date rules."""
+    """Each row's name → the birth date its linked page's passage states as "( born 12 March 1990" or
+    "( 6 November 1905 - 6 September 1994", read here with strptime, apart from the mode's date rules."""
     with gzip.open(OTTQA / "passages.json.gz", "rt") as f:
         passages = json.load(f)
     column = [h[0] for h in raw[table_id]["header"]].index(header)
     out = {}
     for row in raw[table_id]["data"]:
         name, links = row[column]
-        said = re.search(r"\(\s*born\s+(\d{1,2} [A-Z][a-z]+ \d{4})", passages.get(links[0], "")[:400])
+        said = re.search(r"\(\s*(?:born\s+)?(\d{1,2} [A-Z][a-z]+ \d{4})", passages.get(links[0], "")[:400])
         if said:
             out[name] = dt.datetime.strptime(said[1], "%d %B %Y").date()
     return out
@@ -100,6 +100,14 @@ def test_the_youngest_player_is_ranked_by_birth_dates_read_from_the_linked_pages
     chosen = next(r for r in table.rows if r.row_index == table.selected[0])
     assert chosen.cells[-1].provenance and f"lead of '{result.answer}" in chosen.cells[-1].provenance
     assert table.value == max(born.values()).isoformat()
+
+
+def test_asked_when_the_answer_is_the_date_the_rows_were_ranked_by(engine, raw):
+    born = _birth_dates("Bradford_City_A.F.C._0", raw, "Name")
+    result = engine.ask("When was the oldest player in the Bradford City A.F.C. squad born?")
+    assert result.mode == "table-sql", result.route
+    oldest = min(born.values())
+    assert dt.datetime.strptime(result.answer, "%d %B %Y").date() == oldest
 
 
 def test_second_to_last_is_a_place_in_the_tables_order(engine, raw):
