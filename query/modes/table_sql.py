@@ -334,7 +334,8 @@ class TableSqlMode:
         values = {}
         for row_index, title in titles.items():
             lead = windows.get(entities.get(title, ""))
-            found = start_date(lead.text) if lead is not None else None
+            # without the "<title>: " a window starts with, whose "(footballer, born 1961)" is no birth date
+            found = start_date(lead.text.removeprefix(f"{title}: ")) if lead is not None else None
             if found is not None and lead is not None:
                 values[row_index] = (found[0], found[1], f"lead of '{title}' (evidence {lead.evidence_id})")
         wanted = max(2, math.ceil(LINKED_SHARE * len(table.rows)))
