@@ -12,7 +12,7 @@ from index.build import BuildResult, build_index
 from index.build_stages import dir_bytes
 from index.integrity import damaged_files, repair_hint
 from index.rebuild_report import LATEST, make_report, write_report
-from index.versions import MANIFEST, VersionLease, VersionStore
+from index.versions import MANIFEST, VersionGone, VersionLease, VersionStore
 from ingest.progress import progress
 from query.cli.console import console, shown
 from query.cli.ingest import add_ingest_arguments, print_ingest_report, run_ingest_from_args
@@ -59,8 +59,12 @@ def cmd_verify(args: argparse.Namespace, settings: HqaSettings) -> int:
         table.add_column(column, justify="right" if column in {"files", "MB"} else "left")
     damaged = []
     for version in versions:
+        try:
+            lease = VersionLease(version)  # not pruned while its bytes are read
+        except VersionGone:
+            table.add_row(version.name, "", "", "nothing", "pruned while the others were checked")
+            continue
         manifest = store.manifest(version)
-        lease = VersionLease(version)  # not pruned while its bytes are read
         size = sum(manifest.files.values())
         bar = progress(f"verify {version.name}", total=size, unit="B", unit_scale=True)
         try:
