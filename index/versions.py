@@ -165,7 +165,14 @@ class VersionStore:
         if not folder.is_dir():
             return []
         oldest = datetime.now(UTC).timestamp() - hours * 3600
-        return sorted(p.stem for p in folder.glob("*.json") if p.stat().st_mtime >= oldest)
+        live = []
+        for path in folder.glob("*.json"):
+            try:
+                if path.stat().st_mtime >= oldest:
+                    live.append(path.stem)
+            except FileNotFoundError:  # unpinned while we looked
+                continue
+        return sorted(live)
 
     def prune(self, keep: int, pin_hours: float = PIN_HOURS) -> list[Path]:
         """Delete all but the ``keep`` newest versions (never the current one, nor one a reader holds or a

@@ -176,7 +176,7 @@ def test_a_build_that_fills_the_disk_fails_clearly_and_keeps_serving_the_previou
     store = VersionStore(root)
     building = store.start("v1")
     shutil.copytree(first.version_dir, building, dirs_exist_ok=True, copy_function=os.link,
-                    ignore=shutil.ignore_patterns("*.lock", "manifest.json"))  # fmt: skip
+                    ignore=shutil.ignore_patterns("*.lock", "manifest.json", ".pins"))  # fmt: skip
     previous = store.publish(building, first.manifest.model_copy(update={"version": "v1"}))
     env = {**os.environ, "HQA_EMBEDDING_CACHE": str(settings.embedding_cache_dir)}
     args = [str(tmp_path / "state"), str(sample_ingest.out_dir), str(limit), change]
