@@ -15,9 +15,10 @@ so a damaged stage is built again rather than carried into the next version.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
+
+from ingest.sources import file_sha256
 
 MANIFEST = "manifest.json"  # index.versions.MANIFEST: written after the file list, so not in it
 PINS = ".pins"  # index.versions.PINS: batch jobs' pins come and go after publishing
@@ -42,19 +43,6 @@ def file_sizes(version_dir: Path) -> dict[str, int]:
         and p.name != MANIFEST
         and PINS not in p.relative_to(root).parts
     }
-
-
-HASH_BLOCK = 1 << 20
-
-
-def file_sha256(path: Path, tick: Callable[[int], object] | None = None) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(HASH_BLOCK):
-            digest.update(block)
-            if tick is not None:
-                tick(len(block))
-    return digest.hexdigest()
 
 
 def file_checksums(version_dir: Path, names: Iterable[str]) -> dict[str, str]:
@@ -85,7 +73,7 @@ def damaged_files(
             continue
         if actual != size:
             problems.append(f"{name} has {actual:,} bytes, {size:,} when published")
-        elif checksums and name in checksums and file_sha256(path, tick) != checksums[name]:
+        elif checksums and name in checksums and file_sha256(path, tick=tick) != checksums[name]:
             problems.append(f"{name} has other bytes than when published (its SHA-256 changed)")
     return problems
 

@@ -15,7 +15,7 @@ import hashlib
 import queue
 import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -100,12 +100,15 @@ def decompressed_blocks(
             raise EOFError("compressed file ended before the end-of-stream marker was reached")
 
 
-def file_sha256(path: Path, block: int = 1 << 20) -> str:
-    """Checksum of the raw input file; later runs compare it to skip unchanged shards."""
+def file_sha256(path: Path, block: int = 1 << 20, tick: Callable[[int], object] | None = None) -> str:
+    """Checksum of a file (a raw input, to skip unchanged shards; an index file, to find damage);
+    ``tick`` gets the bytes read, for a progress bar."""
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         while data := f.read(block):
             digest.update(data)
+            if tick is not None:
+                tick(len(data))
     return digest.hexdigest()
 
 
