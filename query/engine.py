@@ -83,6 +83,7 @@ class StagedRun:
     final_scores: dict[str, float] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     added_by: dict[str, str] = field(default_factory=dict)  # rows a mode added past the pool → that mode
+    reader_note: str | None = None  # what a mode tells the LLM reader about the first rows (table-sql's pick)
 
 
 class Engine:
@@ -283,7 +284,7 @@ class Engine:
             choice = self.answerer.run(staged.intent, staged.links, evidence, self.label)
         if isinstance(llm_reader, LlmReader):
             with _timed(staged.timings, "read_llm"):
-                read = llm_reader.read(staged.question, evidence, choice)
+                read = llm_reader.read(staged.question, evidence, choice, note=staged.reader_note)
             return Reading(read.choice, llm_reader.name, read.reading)
         if reader is None and self.llm_unavailable is not None:
             unavailable = LlmReading(

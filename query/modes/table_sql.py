@@ -60,7 +60,7 @@ from query.tabulate.frame import QuestionTable, typed_table
 from query.tabulate.linked import start_date
 from query.understand.entity_sets import set_question, set_readings
 from query.understand.properties import PropertyLabels
-from query.understand.table_ops import IMPLIED, ORDINALS, TableOp, table_op
+from query.understand.table_ops import IMPLIED, ORDINALS, TableOp, asks_a_value, table_op
 from schemas.query import QueryResult, TableCellValue, TableColumn, TableRowView, TableSql
 
 LINKED_SHARE = 0.5
@@ -115,6 +115,17 @@ def pick_table(rows: Sequence[EvidenceRow]) -> str | None:
         if table_id:
             votes[table_id] = votes.get(table_id, 0.0) + 1.0 / rank
     return max(votes, key=lambda t: votes[t]) if votes else None
+
+
+def pick_note(trace: TableSql) -> str:
+    """What the LLM reader is told about row [1]: the SQL chose it over the whole table, so the model
+    reads the hop from it instead of ranking the rows it sees (a few of many) itself."""
+    tie = f" ({trace.note})" if trace.note else ""
+    return (
+        f"row [1] is the row of the table '{trace.title}' that SQL over all {trace.total_rows} rows picked "
+        f"for '{trace.operation}'{tie}; the passages after it are the pages its cells link to. Answer "
+        "the question about that row's subject."
+    )
 
 
 _SKIP_HEAD = frozenset(
@@ -221,8 +232,8 @@ class TableSqlMode:
         op = table_op(understanding.question)
         if op is None:
             return 0.0, "no superlative, ordinal or position over rows in the question"
-        if op.kind == "count" and self.writer is None:
-            return 0.0, "a count needs a row condition the rules cannot read (no LLM configured to write SQL)"
+        if op.kind == "count" and (why := self._no_count(understanding.question)) is not None:
+            return 0.0, why
         return self.settings.estimate, f"the question asks for a row by '{op.cue}'"
 
     def run(self, understanding: Understanding) -> QueryResult | Declined:
@@ -245,8 +256,10 @@ class TableSqlMode:
         if not self.settings.retrieved_tables:
             return Declined(NAME, "the retrieved-table path is off (table_sql.retrieved_tables)")
         op = table_op(understanding.question)
-        if op is None or self.tables is None or (op.kind == "count" and self.writer is None):
+        if op is None or self.tables is None:
             return Declined(NAME, "no row operation this mode can run")
+        if op.kind == "count" and (why := self._no_count(understanding.question)) is not None:
+            return Declined(NAME, why)
         staged = self.pipeline.run(understanding.question, understanding)
         final = [staged.rows[e] for e in staged.rankings["final"][: self.settings.table_from_top]]
         table_id = pick_table(final)
@@ -312,6 +325,14 @@ class TableSqlMode:
         if direct is not None and table.cell_text(chosen.row_index, direct).strip():
             return self._direct_answer(staged, table, chosen, direct, trace, note)
         return self._read_from_row(staged, chosen, trace, note)
+
+    def _no_count(self, question: str) -> str | None:
+        """Why a "how many" question is not counted over a table's rows, or None when it may be."""
+        if asks_a_value(question):
+            return "'how many' asks for a number stated about one thing (a value on its page), not a count"
+        if self.writer is None:
+            return "a count needs a row condition the rules cannot read (no LLM configured to write SQL)"
+        return None
 
     def _with_start_dates(self, table: QuestionTable, op: TableOp) -> tuple[QuestionTable, str | None]:
         """``table`` with a "born / founded" date column read from the leads of the pages its subject
@@ -410,6 +431,8 @@ class TableSqlMode:
 
     def _read_from_row(self, staged: Any, chosen: Any, trace: TableSql, note: str | None) -> QueryResult:
         staged.rankings["final"] = self._focus(staged, chosen.evidence_id)
+        if chosen.evidence_id is not None:
+            staged.reader_note = pick_note(trace)
         read = self.pipeline.read(staged)
         result = self.pipeline.result(staged, read)
         confidence = result.confidence * (0.5 if note else 1.0)

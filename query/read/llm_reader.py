@@ -144,9 +144,14 @@ def evidence_block(question: str, rows: list[EvidenceRow], size: int) -> str:
     return "\n".join(lines)
 
 
-def messages(question: str, rows: list[EvidenceRow], settings: LlmReaderSettings) -> list[dict[str, str]]:
+def messages(
+    question: str, rows: list[EvidenceRow], settings: LlmReaderSettings, note: str | None = None
+) -> list[dict[str, str]]:
+    """The chat: the fixed system prompt, then the numbered evidence, ``note`` (what a mode found out
+    about the rows, e.g. which one its SQL picked) and the question."""
     block = evidence_block(question, rows, settings.window_chars)
-    user = f"Evidence:\n{block}\n\nQuestion: {' '.join(question.split())}"
+    said = f"\n\nNote: {' '.join(note.split())}" if note else ""
+    user = f"Evidence:\n{block}{said}\n\nQuestion: {' '.join(question.split())}"
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
@@ -178,12 +183,15 @@ class LlmReader:
     def name(self) -> str:
         return f"llm:{self.llm.name}"
 
-    def read(self, question: str, evidence: list[EvidenceRow], fallback: AnswerChoice) -> LlmRead:
-        """The answer from ``evidence`` (best first); ``fallback`` is the candidate reader's choice."""
+    def read(
+        self, question: str, evidence: list[EvidenceRow], fallback: AnswerChoice, note: str | None = None
+    ) -> LlmRead:
+        """The answer from ``evidence`` (best first); ``fallback`` is the candidate reader's choice;
+        ``note`` goes to the model between the evidence and the question."""
         rows = evidence[: self.settings.evidence]
         texts = [row.text for row in rows]
         split = [row.source_type == "kg" for row in rows]
-        history = messages(question, rows, self.settings)
+        history = messages(question, rows, self.settings, note)
         calls: list[LlmCall] = []
         attempts = 2 if self.settings.retry_unsupported else 1
         try:

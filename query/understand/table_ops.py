@@ -141,11 +141,65 @@ def _in_a_name(question: str, word: str) -> bool:
 
 
 def table_op(question: str) -> TableOp | None:
-    """The row operation ``question`` asks for, or None when it asks none of the kinds above."""
+    """The row operation ``question`` asks for, or None when it asks none of the kinds above.
+
+    A ranking or a place wins over a count: in "How many titles did the player with the most points
+    win?" the table picks the player and the count is a value on the player's page (the hop)."""
     words = _words(question)
+    ranked = _ranking(question, words)
+    if ranked is not None:
+        return ranked
     for i in range(len(words) - 1):
         if words[i] == "how" and words[i + 1] == "many" and (counted := _phrase_after(words, i + 2)):
             return TableOp(kind="count", cue="how many", measure=counted, target=counted[:1])
+    return None
+
+
+_DET = "the a an this that these those its his her their"
+_DETERMINERS = frozenset(_DET.split())
+_VALUE = "people live times time years miles kilometers km"
+_VALUE_NOUNS = frozenset(_VALUE.split())
+_PREP = "in at on of for from to by within"
+_PREPOSITIONS = frozenset(_PREP.split())
+
+
+def asks_a_value(question: str) -> bool:
+    """True when a "how many" asks for a number stated about one thing, not for a count of rows:
+    "How many seats does the stadium have", "How many people live in the city …", "How many
+    times has the team won …". The counted words are followed by a verb whose subject is another
+    noun phrase ("does the …", "live in the …"); in a count of rows they are the subject themselves
+    ("How many teams from Leeds took part", "How many players were born in 1983"). A "how many"
+    inside the sentence ("… won how many titles") asks for a value too. Rules written on the tuning
+    fold's count questions, most of which are values on a linked page (benchmarks/table_sql_ottqa.py)."""
+    before = re.split(r"\bhow\s+many\b", question, maxsplit=1, flags=re.I)[0].strip()
+    if before and not before.endswith(","):
+        return True  # "The player seeded 5th won how many titles", "a population of how many people"
+    words = _words(question)
+    for i in range(len(words) - 1):
+        if words[i] != "how" or words[i + 1] != "many":
+            continue
+        counted = _phrase_after(words, i + 2)
+        if not counted:
+            continue
+        if counted[0] in _VALUE_NOUNS:
+            return True  # "how many people live in …", "how many times has …", "how many years after …"
+        after = words[i + 2 :]
+        at = next((j for j, w in enumerate(after) if w == counted[-1]), len(after)) + 1
+        rest = after[at : at + 3]
+        if not rest or rest[0] in _PREPOSITIONS or rest[0] in _MEASURE_STOP:
+            return False
+        if len(rest) > 1 and rest[0] in _AUXILIARIES and rest[1] in _DETERMINERS:
+            return True  # "does the grandstand", "is the school"
+        if len(rest) > 2 and rest[1] in _PREPOSITIONS and rest[2] in _DETERMINERS:
+            return True  # "live in the city"
+        tail = after[at : at + 4]  # "are located in the city", "were held for this competition"
+        verb_in_the = len(tail) == 4 and tail[0] in _AUXILIARIES and tail[2] in _PREPOSITIONS
+        return verb_in_the and tail[3] in _DETERMINERS
+    return False
+
+
+def _ranking(question: str, words: list[str]) -> TableOp | None:
+    """A superlative or a place in the table's order, the first the question states."""
     for i, word in enumerate(words):
         position = _ordinal_position(words, i)
         if position is not None:

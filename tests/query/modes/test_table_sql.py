@@ -220,3 +220,88 @@ def test_a_count_gets_sql_written_by_the_real_model(engine, raw, small_llm):
     assert result.table is not None and "count" in result.table.sql.lower()
     assert result.answer == str(expected), result.table.sql
     assert "SQL written by" in result.table.operation and result.table.selected == []
+
+
+class _Recording:
+    """The real engine as the mode's pipeline, keeping what each read was given."""
+
+    def __init__(self, engine):
+        self.engine, self.reads = engine, []
+
+    def run(self, question, understanding=None):
+        return self.engine.run(question, understanding)
+
+    def read(self, staged, reader=None):
+        self.reads.append((staged.reader_note, list(staged.rankings["final"])))
+        return self.engine.read(staged, reader)
+
+    def result(self, staged, read):
+        return self.engine.result(staged, read)
+
+    def hop_from(self, rows):
+        return self.engine.hop_from(rows)
+
+
+def test_a_question_about_the_picked_rows_subject_tells_the_reader_which_row_sql_picked(engine, raw):
+    """ "The nickname of the club with the largest capacity": the chosen row is read first, and the
+    LLM reader is told it is the row the SQL picked over all rows (it sees only a few of them)."""
+    from query.modes.table_sql import TableSqlMode
+
+    table_id = "2012_Belarusian_Premier_League_0"
+    pipeline = _Recording(engine)
+    mode = TableSqlMode(pipeline, engine.store, engine.reader.tables, TableSqlSettings(retrieved_tables=True))
+    question = (
+        "What is the nickname of the club with the largest stadium capacity in the 2012 Belarusian "
+        "Premier League?"
+    )
+    result = mode.run(engine.understand(question))
+    assert result.table is not None and result.table.source == f"wikipedia table {table_id}"
+    chosen = next(r for r in result.table.rows if r.row_index == result.table.selected[0])
+    assert chosen.cells[0].text == _extreme(raw, table_id, "Capacity", "Club", largest=True)
+    note, final = pipeline.reads[-1]
+    assert final[0] == chosen.evidence_id
+    assert note is not None and "row [1]" in note and f"all {len(raw[table_id]['data'])} rows" in note
+    assert result.table.operation in note
+
+
+def test_a_count_of_one_things_value_is_not_counted_over_rows(engine, small_llm):
+    """ "How many seats does the stadium of … have" is a value on a page: even with a model to write
+    SQL the mode declines it (a COUNT over the table would be a confident wrong number)."""
+    from query.modes import Declined
+    from query.modes.table_sql import TableSqlMode
+
+    on = TableSqlSettings(retrieved_tables=True)
+    mode = TableSqlMode(engine, engine.store, engine.reader.tables, on, llm=small_llm)
+    question = "How many seats does the stadium of FC Minsk in the 2012 Belarusian Premier League have?"
+    score, why = mode.estimate(engine.understand(question))
+    assert score == 0.0 and "value" in why
+    outcome = mode.run(engine.understand(question))
+    assert isinstance(outcome, Declined) and "not a count" in outcome.reason
+
+
+@pytest.mark.parametrize(
+    ("question", "value"),
+    [
+        ("How many seats does the main grandstand of the stadium have?", True),
+        ("How many people live in the city that hosts the club?", True),
+        ("How many terrains are in the country of the building?", True),
+        ("The player seeded 5th won how many singles titles?", True),
+        ("How many times has the winning team won the league?", True),
+        ("How many teams from Leeds took part in the 2010 league?", False),
+        ("How many players were born in 1983?", False),
+        ("How many of the clubs are from Minsk?", False),
+        ("In 2010, how many teams won more than 10 games?", False),
+    ],
+)
+def test_how_many_about_one_thing_is_a_value_not_a_count_of_rows(question, value):
+    from query.understand.table_ops import asks_a_value
+
+    assert asks_a_value(question) is value
+
+
+def test_a_ranking_wins_over_a_count_the_hop_answers():
+    from query.understand.table_ops import table_op
+
+    op = table_op("How many titles did the player with the most points in the 2009 cup win?")
+    assert op is not None and op.kind == "superlative" and op.measure == ("points",)
+    assert table_op("How many clubs are from Minsk?").kind == "count"

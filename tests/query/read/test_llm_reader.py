@@ -74,6 +74,18 @@ def test_the_prompt_numbers_the_rows_and_cuts_long_ones_around_the_question(llm_
             assert body == " ".join(row.text.split())
 
 
+def test_a_modes_note_comes_between_the_evidence_and_the_question(llm_engine: Engine) -> None:
+    staged = llm_engine.run(ARISTOTLE)
+    rows = [staged.rows[e] for e in staged.rankings["final"][:3]]
+    note = "row [1] is the row SQL picked"
+    _, user = messages(ARISTOTLE, rows, LlmReaderSettings(evidence=3), note)
+    lines = [line for line in user["content"].split("\n") if line]
+    assert lines[-2:] == [f"Note: {note}", f"Question: {ARISTOTLE}"]
+    assert lines[-3].startswith("[3]")
+    _, plain = messages(ARISTOTLE, rows, LlmReaderSettings(evidence=3))
+    assert "Note:" not in plain["content"]
+
+
 def test_window_keeps_the_prefix_and_centres_on_the_question_words() -> None:
     text = (
         "Page / Section: "
