@@ -17,12 +17,19 @@ the engine's retrieval, takes the table whose rows rank best among the final evi
 its rows from the index (``index.tables``), types its columns (``query.tabulate``), picks the measure
 column by its header, and runs a template SELECT on DuckDB (``query.sql``). "The oldest player" over a
 roster with no age column ranks by the birth (or founding) dates the leads of the rows' linked pages
-state (``query.tabulate.linked``), each such cell naming the passage it was read from. Then:
+state (``query.tabulate.linked``), each such cell naming the passage it was read from. A category value
+the question names ("the oldest *German* athlete who won *silver*") conditions the ranking
+(``query.tabulate.filters``; bound as parameters). Then:
 
 - a "which/what <noun>" question whose noun heads a column is answered by that cell of the row;
 - any other question is read from the chosen row first, with the lead passages of the pages its
   cells link to after it (the hop), then the rest of the evidence: the reader finds "the nickname of
-  the team with the most wins" on the team's page.
+  the team with the most wins" on the team's page. An LLM reader is told that row [1] is the SQL's
+  pick over the whole table (it sees a few rows of it, and would otherwise rank them itself).
+
+A ranking wins over a "how many" ("How many titles did the player with the most points win?": the
+table picks the player, the count is on the player's page); a "how many" about one thing ("How many
+seats does the stadium have?") is declined rather than counted over rows.
 
 With an instruct model configured, a question the templates cannot serve — a count ("how many of the
 clubs are from Minsk"), or a superlative whose quantity no header names by the rules — gets SQL written
@@ -56,6 +63,7 @@ from query.sql.guard import SqlFailed, SqlRejected, run_select
 from query.sql.templates import ROW, TABLE, SqlQuery, position, superlative, value_text
 from query.sql.writer import SqlWriter
 from query.tabulate.columns import answer_column, header_words, measure_column
+from query.tabulate.filters import RowFilter, row_filters
 from query.tabulate.frame import QuestionTable, typed_table
 from query.tabulate.linked import start_date
 from query.understand.entity_sets import set_question, set_readings
@@ -278,12 +286,16 @@ class TableSqlMode:
         if measure is None and op.kind == "superlative" and "born" in op.implied:
             table, linked_note = self._with_start_dates(table, op)
             measure = measure_column(table, op)
+        filters: list[RowFilter] = []
         if op.kind == "position" or measure is not None:
-            query = (
-                superlative(measure.column.name, measure.direction, op.k)
-                if measure is not None
-                else position(op.k, op.from_end)
-            )
+            if measure is not None:
+                subject = answer_column(table, op, measure.column.name)
+                skip = {measure.column.name, *([subject.name] if subject is not None else [])}
+                filters = row_filters(table, understanding.question, skip)
+                where = [(f.column, f.value) for f in filters]
+                query = superlative(measure.column.name, measure.direction, op.k, where)
+            else:
+                query = position(op.k, op.from_end)
             try:
                 out = run_select(query.sql, {TABLE: table.arrow}, query.params)
             except (SqlRejected, SqlFailed) as exc:
@@ -307,6 +319,8 @@ class TableSqlMode:
             return Declined(NAME, f"no row of {table_id} has a value to rank by")
         exclude = measure.column.name if measure else None
         if out.columns and out.columns[0] != ROW:  # one value (a count, an aggregate): the answer itself
+            if op.kind != "count":  # a ranking answered by a bare cell: which row, and is it the asked one?
+                return Declined(NAME, f"the SQL over {table_id} returned a value, not the row it ranks first")
             if len(out.rows) != 1 or len(out.rows[0]) != 1 or out.rows[0][0] is None:
                 return Declined(NAME, f"the SQL over {table_id} returned neither rows nor one value")
             value = value_text(out.rows[0][0])
@@ -318,7 +332,7 @@ class TableSqlMode:
         chosen = table.row(selected[0])
         note = f"{len(selected)} rows tie at this place; the first is read" if len(selected) > 1 else None
         value = value_text(out.rows[0][1]) if len(out.rows[0]) > 1 and op.kind == "superlative" else None
-        trace = self._trace(table, op, query, out.sql, selected, value, note, measure, written_by)
+        trace = self._trace(table, op, query, out.sql, selected, value, note, measure, written_by, filters)
         direct = _direct_column(understanding.question, table, op, exclude)
         if measure is not None and measure.column.type == "date" and _asks_a_date(understanding.question):
             direct = measure.column.name  # "When was the oldest player born?": the value it was ranked by
@@ -449,12 +463,15 @@ class TableSqlMode:
         note: str | None,
         measure: Any,
         written_by: str | None = None,
+        filters: Sequence[RowFilter] = (),
     ) -> TableSql:
         shown = table.rows[: self.settings.display_rows]
         for index in selected:  # the chosen rows are always shown, even past the display cap
             if all(r.row_index != index for r in shown):
                 shown = [*shown, table.row(index)]
         what = " ".join(op.measure) or (measure.column.header if measure else "")
+        if filters:
+            what += " among the rows where " + " and ".join(f"{f.header} is {f.value!r}" for f in filters)
         if written_by is not None:
             what += f" (SQL written by {written_by})"
         return TableSql(

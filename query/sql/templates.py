@@ -8,6 +8,7 @@ rather than pick one silently.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -24,15 +25,21 @@ class SqlQuery:
     kind: Literal["superlative", "position", "count"]
 
 
-def superlative(measure: str, direction: Literal["max", "min"], k: int = 1) -> SqlQuery:
-    """Rows at the k-th distinct value of ``measure``, largest first for max (ties all returned)."""
+def superlative(
+    measure: str, direction: Literal["max", "min"], k: int = 1, where: Sequence[tuple[str, Any]] = ()
+) -> SqlQuery:
+    """Rows at the k-th distinct value of ``measure``, largest first for max (ties all returned),
+    among the rows whose ``where`` columns hold the given values (bound as parameters)."""
     column = quote_identifier(measure)
     order = "DESC" if direction == "max" else "ASC"
+    conditions = "".join(
+        f" AND {quote_identifier(name)} = ${n}" for n, (name, _) in enumerate(where, start=2)
+    )
     sql = (
-        f"SELECT {ROW}, {column} AS value FROM {TABLE} WHERE {column} IS NOT NULL "
+        f"SELECT {ROW}, {column} AS value FROM {TABLE} WHERE {column} IS NOT NULL{conditions} "
         f"QUALIFY dense_rank() OVER (ORDER BY {column} {order}) = $1 ORDER BY {ROW}"
     )
-    return SqlQuery(sql=sql, params=[k], kind="superlative")
+    return SqlQuery(sql=sql, params=[k, *(value for _, value in where)], kind="superlative")
 
 
 def position(k: int = 1, from_end: bool = False) -> SqlQuery:

@@ -305,3 +305,48 @@ def test_a_ranking_wins_over_a_count_the_hop_answers():
     op = table_op("How many titles did the player with the most points in the 2009 cup win?")
     assert op is not None and op.kind == "superlative" and op.measure == ("points",)
     assert table_op("How many clubs are from Minsk?").kind == "count"
+
+
+def test_a_value_the_question_names_conditions_the_ranking(engine, raw):
+    """ "The youngest player from Scotland": the youngest of the rows whose Nation is Scotland, not of
+    the whole squad; the value is bound as a parameter and the operation says which rows."""
+    table_id = "Bradford_City_A.F.C._0"
+    born = _birth_dates(table_id, raw, "Name")
+    nations = dict(zip(_column(raw, table_id, "Name"), _column(raw, table_id, "Nation"), strict=True))
+    scots = {name: day for name, day in born.items() if nations[name] == "Scotland"}
+    assert len(scots) >= 2 and max(scots, key=scots.get) != max(born, key=born.get)
+    result = engine.ask("Who is the youngest player from Scotland in the Bradford City A.F.C. squad?")
+    assert result.mode == "table-sql", result.route
+    assert result.answer == max(scots, key=scots.get)
+    table = result.table
+    assert '"nation" = $2' in table.sql and table.params == [1, "Scotland"]
+    assert "Nation is 'Scotland'" in table.operation
+    # no value of a category named: the whole table is ranked
+    whole = engine.ask("Who is the youngest player in the Bradford City A.F.C. squad?")
+    assert whole.table is not None and "$2" not in whole.table.sql
+
+
+def test_row_filters_take_one_named_value_of_a_category_column():
+    from query.tabulate.filters import row_filters
+    from query.tabulate.frame import typed_table
+    from schemas.wikipedia import TableCell, TableRow
+
+    def row(i: int, *texts: str) -> TableRow:
+        headers = ("Name", "Medal", "Sport")
+        cells = [
+            TableCell(column=c, header=h, text=t, links=[])
+            for c, (h, t) in enumerate(zip(headers, texts, strict=True))
+        ]
+        return TableRow(
+            table_id="T_0", page_id=1, page_title="Gold medal winners", section_path=[], table_index=0,
+            caption=None, row_index=i, cells=cells,
+        )  # fmt: skip
+
+    names = [f"Athlete {i}" for i in range(14)]
+    medals = ["Gold", "Silver", "Bronze"]
+    sports = ["Archery", "Boxing"]
+    table = typed_table([row(i, n, medals[i % 3], sports[i % 2]) for i, n in enumerate(names)])
+    found = row_filters(table, "Who is the oldest Silver medal winner in boxing?")
+    assert [(f.header, f.value) for f in found] == [("Medal", "Silver"), ("Sport", "Boxing")]
+    assert row_filters(table, "Who is the oldest gold medal winner?") == []  # "Gold" is in the title
+    assert row_filters(table, "Who is the oldest Athlete 3?") == []  # 14 names: not a category
