@@ -323,6 +323,8 @@ class TableSqlMode:
                 return Declined(NAME, f"the SQL over {table_id} returned a value, not the row it ranks first")
             if len(out.rows) != 1 or len(out.rows[0]) != 1 or out.rows[0][0] is None:
                 return Declined(NAME, f"the SQL over {table_id} returned neither rows nor one value")
+            if out.rows[0][0] == 0:  # the model's condition matched no row: more likely a wrong condition
+                return Declined(NAME, f"the written SQL's condition matched no row of {table_id}: {out.sql}")
             value = value_text(out.rows[0][0])
             trace = self._trace(table, op, query, out.sql, [], value, None, measure, written_by)
             return self._value_answer(staged, value, trace)

@@ -350,3 +350,20 @@ def test_row_filters_take_one_named_value_of_a_category_column():
     assert [(f.header, f.value) for f in found] == [("Medal", "Silver"), ("Sport", "Boxing")]
     assert row_filters(table, "Who is the oldest gold medal winner?") == []  # "Gold" is in the title
     assert row_filters(table, "Who is the oldest Athlete 3?") == []  # 14 names: not a category
+
+
+def test_a_written_count_of_zero_is_declined_not_answered(engine, raw, small_llm):
+    """A count whose condition matches no row is more often the model's wrong condition than a true
+    zero (OTT-QA's tuning fold: every 0 was wrong), so the next mode answers instead."""
+    from query.modes import Declined
+    from query.modes.table_sql import TableSqlMode
+
+    table_id = "2012_Belarusian_Premier_League_0"
+    assert not any(int(v.replace(",", "")) > 1_000_000 for v in _column(raw, table_id, "Capacity"))
+    question = "How many clubs of the 2012 Belarusian Premier League have a stadium capacity over 1,000,000?"
+    mode = TableSqlMode(
+        engine, engine.store, engine.reader.tables, TableSqlSettings(retrieved_tables=True), llm=small_llm
+    )
+    outcome = mode.run(engine.understand(question))
+    assert isinstance(outcome, Declined) and "matched no row" in outcome.reason, outcome
+    assert "1000000" in outcome.reason.replace(",", "").replace("_", "")  # the SQL is shown
