@@ -22,6 +22,7 @@ the question names ("the oldest *German* athlete who won *silver*") conditions t
 (``query.tabulate.filters``; bound as parameters). Then:
 
 - a "which/what <noun>" question whose noun heads a column is answered by that cell of the row;
+- a "full name" question by the name the lead of the row's linked page opens with;
 - any other question is read from the chosen row first, with the lead passages of the pages its
   cells link to after it (the hop), then the rest of the evidence: the reader finds "the nickname of
   the team with the most wins" on the team's page. An LLM reader is told that row [1] is the SQL's
@@ -65,7 +66,7 @@ from query.sql.writer import SqlWriter
 from query.tabulate.columns import answer_column, header_words, measure_column
 from query.tabulate.filters import RowFilter, row_filters
 from query.tabulate.frame import QuestionTable, typed_table
-from query.tabulate.linked import start_date
+from query.tabulate.linked import full_name, start_date
 from query.understand.entity_sets import set_question, set_readings
 from query.understand.properties import PropertyLabels
 from query.understand.table_ops import IMPLIED, ORDINALS, TableOp, asks_a_value, table_op
@@ -176,6 +177,7 @@ def _head_noun(question: str, op: TableOp) -> str | None:
     return None
 
 
+_FULL_NAME = re.compile(r"\bfull (?:name|title)\b", re.I)
 _DATE_ASKED = re.compile(r"^\s*when\b|\b(?:birth\s*date|date of birth|birthday)\b", re.I)
 
 
@@ -340,6 +342,10 @@ class TableSqlMode:
             direct = measure.column.name  # "When was the oldest player born?": the value it was ranked by
         if direct is not None and table.cell_text(chosen.row_index, direct).strip():
             return self._direct_answer(staged, table, chosen, direct, trace, note)
+        if _FULL_NAME.search(understanding.question) and (
+            named := self._full_name(table, chosen, op, exclude)
+        ):
+            return self._lead_answer(staged, chosen, named[1], named[0], trace, note)
         return self._read_from_row(staged, chosen, trace, note)
 
     def _no_count(self, question: str) -> str | None:
@@ -350,6 +356,37 @@ class TableSqlMode:
             return "a count needs a row condition the rules cannot read (no LLM configured to write SQL)"
         return None
 
+    def _leads(self, titles: list[str]) -> dict[str, EvidenceRow]:
+        """Each page's first lead window, by page title (pages the index has no lead for are missing)."""
+        if self.graph is None or not titles:
+            return {}
+        entities = self.graph.page_entities(titles)
+        pairs = self.graph.lead_evidence(sorted(set(entities.values())))
+        page_of = {evidence_id: entity_id for entity_id, evidence_id in pairs}
+        windows: dict[str, EvidenceRow] = {}
+        for row in sorted(
+            self.store.get(list(page_of)),
+            key=lambda r: (r.raw_provenance.get("passage_order") or 0, r.raw_provenance.get("window") or 0),
+        ):
+            windows.setdefault(page_of[row.evidence_id], row)  # each page's first lead window
+        return {title: windows[entity] for title, entity in entities.items() if entity in windows}
+
+    def _full_name(
+        self, table: QuestionTable, chosen: Any, op: TableOp, exclude: str | None
+    ) -> tuple[str, EvidenceRow] | None:
+        """ "What is the full name of the youngest player": the name the lead of the chosen row's
+        subject page opens with (Wikipedia's first sentence gives it in full), and that lead."""
+        subject = answer_column(table, op, exclude)
+        if subject is None:
+            return None
+        links = table.cell_links(chosen.row_index, subject.name)
+        lead = self._leads(links[:1]).get(links[0]) if links else None
+        if lead is None:
+            return None
+        short = " ".join(table.cell_text(chosen.row_index, subject.name).split())
+        name = full_name(lead.text.removeprefix(f"{links[0]}: "), short or links[0])
+        return (name, lead) if name else None
+
     def _with_start_dates(self, table: QuestionTable, op: TableOp) -> tuple[QuestionTable, str | None]:
         """``table`` with a "born / founded" date column read from the leads of the pages its subject
         column links to (``query.tabulate.linked``): "the oldest player" over a roster without ages.
@@ -359,18 +396,10 @@ class TableSqlMode:
             return table, "no column of linked pages to read dates from"
         links = {r.row_index: table.cell_links(r.row_index, subject.name) for r in table.rows}
         titles = {row_index: found[0] for row_index, found in links.items() if found}
-        entities = self.graph.page_entities(sorted(set(titles.values())))
-        pairs = self.graph.lead_evidence(sorted(set(entities.values())))
-        page_of = {evidence_id: entity_id for entity_id, evidence_id in pairs}
-        windows: dict[str, EvidenceRow] = {}
-        for row in sorted(
-            self.store.get(list(page_of)),
-            key=lambda r: (r.raw_provenance.get("passage_order") or 0, r.raw_provenance.get("window") or 0),
-        ):
-            windows.setdefault(page_of[row.evidence_id], row)  # each page's first lead window
+        leads = self._leads(sorted(set(titles.values())))
         values = {}
         for row_index, title in titles.items():
-            lead = windows.get(entities.get(title, ""))
+            lead = leads.get(title)
             # without the "<title>: " a window starts with, whose "(footballer, born 1961)" is no birth date
             found = start_date(lead.text.removeprefix(f"{title}: ")) if lead is not None else None
             if found is not None and lead is not None:
@@ -423,6 +452,36 @@ class TableSqlMode:
                 "unit": None,
                 "table": trace.model_copy(
                     update={"note": note or (f"answer links to {links[0]}" if links else None)}
+                ),
+            }
+        )
+
+    def _lead_answer(
+        self, staged: Any, chosen: Any, lead: EvidenceRow, name: str, trace: TableSql, note: str | None
+    ) -> QueryResult:
+        """The full name the chosen row's linked lead opens with: the row and the lead lead the evidence."""
+        staged.rows[lead.evidence_id] = lead
+        staged.added_by.setdefault(lead.evidence_id, NAME)
+        focus = self._focus(staged, chosen.evidence_id)
+        staged.rankings["final"] = [
+            *focus[:1],
+            lead.evidence_id,
+            *[e for e in focus[1:] if e != lead.evidence_id],
+        ]
+        read = self.pipeline.read(staged, "candidates")
+        result = self.pipeline.result(staged, read)
+        return result.model_copy(
+            update={
+                "answer": name,
+                "answer_entity_id": None,
+                "unknown": False,
+                "confidence": 0.45 if note else 0.85,
+                "supporting_evidence_ids": [e for e in (chosen.evidence_id, lead.evidence_id) if e],
+                "reader": NAME,
+                "reading": None,
+                "unit": None,
+                "table": trace.model_copy(
+                    update={"note": note or f"the full name opens the lead of '{lead.title}'"}
                 ),
             }
         )

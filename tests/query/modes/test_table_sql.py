@@ -367,3 +367,21 @@ def test_a_written_count_of_zero_is_declined_not_answered(engine, raw, small_llm
     outcome = mode.run(engine.understand(question))
     assert isinstance(outcome, Declined) and "matched no row" in outcome.reason, outcome
     assert "1000000" in outcome.reason.replace(",", "").replace("_", "")  # the SQL is shown
+
+
+def test_a_full_name_is_the_one_the_chosen_rows_linked_lead_opens_with(engine, raw):
+    """The roster says "Anthony O'Connor"-style short names; the player's page opens with the full one."""
+    table_id = "Bradford_City_A.F.C._0"
+    born = _birth_dates(table_id, raw, "Name")
+    youngest = max(born, key=born.get)
+    with gzip.open(OTTQA / "passages.json.gz", "rt") as f:
+        passages = json.load(f)
+    link = next(row[0][1][0] for row in raw[table_id]["data"] if row[0][0] == youngest)
+    expected = passages[link].split(" (")[0].strip()
+    assert len(expected.split()) > len(youngest.split())
+    result = engine.ask("What is the full name of the youngest player in the Bradford City A.F.C. squad?")
+    assert result.mode == "table-sql", result.route
+    assert result.answer == expected
+    lead = next(e for e in result.evidence if e.evidence_id == result.supporting_evidence_ids[-1])
+    assert lead.text.split(": ", 1)[-1].startswith(expected)
+    assert result.evidence[0].evidence_id == result.supporting_evidence_ids[0]  # the chosen row first

@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from query.tabulate.frame import typed_table
-from query.tabulate.linked import start_date
+from query.tabulate.linked import full_name, start_date
 from schemas.wikipedia import LinkRef, TableCell, TableRow
 
 LEADS = [
@@ -61,3 +61,20 @@ def test_a_linked_column_is_a_typed_date_column_with_its_provenance() -> None:
     assert added.cell_text(1, column.name) == "" and added.cell_provenance(1, column.name) is None
     assert added.cell_links(0, column.name) == [] and added.cell_text(0, "name") == "A"
     assert table.columns == added.columns[:-1]  # the original is unchanged
+
+
+@pytest.mark.parametrize(
+    ("lead", "short", "expected"),
+    [
+        ("Louis Rohan Duleep Mendis ( born 25 August 1952 ) , known as Duleep Mendis , is a", "Duleep Mendis",
+         "Louis Rohan Duleep Mendis"),
+        ("Donald Mark Benton ( born April 8 , 1957 ) is an American", "Don Benton", "Donald Mark Benton"),
+        ("Fernando Büttenbender Prass ( born 9 July 1978 in Porto Alegre ) is a", "Fernando Prass",
+         "Fernando Büttenbender Prass"),
+        ("Michael Flynn ( born 17 October 1980 ) is a Welsh footballer", "Michael Flynn", None),  # no more
+        ("The club was founded in 1903 by", "Bradford City", None),  # a lead that opens with no name
+        ("Hope Ini Ita Akpan is a professional footballer", "Jack Smith", None),  # another person's name
+    ],
+)  # fmt: skip
+def test_full_name_is_the_longer_name_a_lead_opens_with(lead, short, expected):
+    assert full_name(lead, short) == expected
