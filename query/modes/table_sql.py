@@ -436,25 +436,11 @@ class TableSqlMode:
         self, staged: Any, table: QuestionTable, chosen: Any, column: str, trace: TableSql, note: str | None
     ) -> QueryResult:
         staged.rankings["final"] = self._focus(staged, chosen.evidence_id)
-        read = self.pipeline.read(staged, "candidates")
-        result = self.pipeline.result(staged, read)
         answer = " ".join(table.cell_text(chosen.row_index, column).split())
         links = table.cell_links(chosen.row_index, column)
-        return result.model_copy(
-            update={
-                "answer": answer,
-                "answer_entity_id": None,
-                "unknown": False,
-                "confidence": 0.45 if note else 0.9,
-                "supporting_evidence_ids": [chosen.evidence_id] if chosen.evidence_id else [],
-                "reader": NAME,
-                "reading": None,
-                "unit": None,
-                "table": trace.model_copy(
-                    update={"note": note or (f"answer links to {links[0]}" if links else None)}
-                ),
-            }
-        )
+        noted = trace.model_copy(update={"note": note or (f"answer links to {links[0]}" if links else None)})
+        supporting = [chosen.evidence_id] if chosen.evidence_id else []
+        return self._stated(staged, answer, 0.45 if note else 0.9, supporting, noted)
 
     def _lead_answer(
         self, staged: Any, chosen: Any, lead: EvidenceRow, name: str, trace: TableSql, note: str | None
@@ -468,35 +454,28 @@ class TableSqlMode:
             lead.evidence_id,
             *[e for e in focus[1:] if e != lead.evidence_id],
         ]
-        read = self.pipeline.read(staged, "candidates")
-        result = self.pipeline.result(staged, read)
-        return result.model_copy(
-            update={
-                "answer": name,
-                "answer_entity_id": None,
-                "unknown": False,
-                "confidence": 0.45 if note else 0.85,
-                "supporting_evidence_ids": [e for e in (chosen.evidence_id, lead.evidence_id) if e],
-                "reader": NAME,
-                "reading": None,
-                "unit": None,
-                "table": trace.model_copy(
-                    update={"note": note or f"the full name opens the lead of '{lead.title}'"}
-                ),
-            }
-        )
+        noted = trace.model_copy(update={"note": note or f"the full name opens the lead of '{lead.title}'"})
+        supporting = [e for e in (chosen.evidence_id, lead.evidence_id) if e]
+        return self._stated(staged, name, 0.45 if note else 0.85, supporting, noted)
 
     def _value_answer(self, staged: Any, value: str, trace: TableSql) -> QueryResult:
         """A count or an aggregate: the value the SQL computed is the answer."""
+        return self._stated(staged, value, 0.7, [], trace)
+
+    def _stated(
+        self, staged: Any, answer: str, confidence: float, supporting: list[str], trace: TableSql
+    ) -> QueryResult:
+        """A result whose answer the mode states itself (a cell, a lead's name, a computed value): the
+        evidence as ``staged`` orders it, the candidate reader run only to fill the result's fields."""
         read = self.pipeline.read(staged, "candidates")
         result = self.pipeline.result(staged, read)
         return result.model_copy(
             update={
-                "answer": value,
+                "answer": answer,
                 "answer_entity_id": None,
                 "unknown": False,
-                "confidence": 0.7,
-                "supporting_evidence_ids": [],
+                "confidence": confidence,
+                "supporting_evidence_ids": supporting,
                 "reader": NAME,
                 "reading": None,
                 "unit": None,
