@@ -34,7 +34,7 @@ def row_filters(
     table: QuestionTable, question: str, exclude: set[str] | frozenset[str] = frozenset()
 ) -> list[RowFilter]:
     """The conditions ``question`` names by value, at most one per category column, none on ``exclude``."""
-    asked = f" {fold(question)} "
+    asked = fold(question)
     title = fold(table.title)
     found: list[RowFilter] = []
     for column in table.columns:

@@ -175,27 +175,23 @@ def asks_a_value(question: str) -> bool:
     if before and not before.endswith(","):
         return True  # "The player seeded 5th won how many titles", "a population of how many people"
     words = _words(question)
-    for i in range(len(words) - 1):
-        if words[i] != "how" or words[i + 1] != "many":
-            continue
-        counted = _phrase_after(words, i + 2)
-        if not counted:
-            continue
-        if counted[0] in _VALUE_NOUNS:
-            return True  # "how many people live in …", "how many times has …", "how many years after …"
-        after = words[i + 2 :]
-        at = next((j for j, w in enumerate(after) if w == counted[-1]), len(after)) + 1
-        rest = after[at : at + 3]
-        if not rest or rest[0] in _PREPOSITIONS or rest[0] in _MEASURE_STOP:
-            return False
-        if len(rest) > 1 and rest[0] in _AUXILIARIES and rest[1] in _DETERMINERS:
-            return True  # "does the grandstand", "is the school"
-        if len(rest) > 2 and rest[1] in _PREPOSITIONS and rest[2] in _DETERMINERS:
-            return True  # "live in the city"
-        tail = after[at : at + 4]  # "are located in the city", "were held for this competition"
-        verb_in_the = len(tail) == 4 and tail[0] in _AUXILIARIES and tail[2] in _PREPOSITIONS
-        return verb_in_the and tail[3] in _DETERMINERS
-    return False
+    i = next((j for j in range(len(words) - 1) if words[j : j + 2] == ["how", "many"]), None)
+    counted = _phrase_after(words, i + 2) if i is not None else ()
+    if not counted:
+        return False
+    if counted[0] in _VALUE_NOUNS:
+        return True  # "how many people live in …", "how many times has …", "how many years after …"
+    after = words[i + 2 :]
+    at = after.index(counted[-1]) + 1
+    rest = after[at : at + 4]
+    if not rest or rest[0] in _MEASURE_STOP:
+        return False  # "how many teams from Leeds", "how many clubs of the league"
+    if len(rest) > 1 and rest[0] in _AUXILIARIES and rest[1] in _DETERMINERS:
+        return True  # "does the grandstand", "is the school"
+    if len(rest) > 2 and rest[1] in _PREPOSITIONS and rest[2] in _DETERMINERS:
+        return True  # "live in the city"
+    # "are located in the city", "were held for this competition"
+    return len(rest) == 4 and rest[0] in _AUXILIARIES and rest[2] in _PREPOSITIONS and rest[3] in _DETERMINERS
 
 
 def _ranking(question: str, words: list[str]) -> TableOp | None:
