@@ -57,7 +57,7 @@ def test_area_is_the_statement_with_its_unit_apart(engine: Engine):
     assert [(s.mode, s.outcome) for s in result.route] == [
         ("kg-lookup", "answered"),
         ("retrieve-read", "not tried"),
-        ("table-sql", "declined"),  # no set question, and its retrieved-table path is off
+        ("table-sql", "declined"),  # no superlative, ordinal or position over rows
     ]
 
 
