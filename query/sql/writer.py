@@ -6,7 +6,11 @@ needs SQL shaped by the question. The coder model writes it: the prompt holds th
 (SQL name, type, original header), a few rows, and the question; the reply is held to the schema
 ``{"sql": …}`` while it is generated. The SQL is then only text from a model: ``run_select`` checks it
 (one SELECT over ``question_table``, allowed functions only) and runs it sealed. A reply that does not
-pass is answered once more with the error quoted; after that the writer gives up and says why.
+pass is answered once more with the error quoted and the table's column names listed (on OTT-QA most
+failed replies named a column the table lacks: "wins", "city", "population"); after that the writer
+gives up and says why. A ranking needs the row it picks, not just a cell of it (the answer may be on
+the page that row links to): SQL that runs but returns no ``row_index`` for such a question is
+answered once more asking for it, within the same two tries.
 
 On OTT-QA the 1.5B model named the table after its page in 13 of 32 replies ("FROM 2017_pba_draft",
 "FROM list_of_youtubers", or an unquoted "FROM 1959_in_Norwegian_football" that does not parse), so the
@@ -102,8 +106,13 @@ class SqlWriter:
         self.llm, self.max_tokens, self.sample_rows = llm, max_tokens, sample_rows
         self.limits = limits or SqlLimits()
 
-    def write(self, question: str, schema: str, table: pa.Table, title: str = "") -> WrittenSql:
-        """SQL for ``question`` over ``table`` (registered as ``question_table``), run; at most 2 tries."""
+    def write(
+        self, question: str, schema: str, table: pa.Table, title: str = "", want_row: bool = False
+    ) -> WrittenSql:
+        """SQL for ``question`` over ``table`` (registered as ``question_table``), run; at most 2 tries.
+
+        ``want_row``: the question picks a row, so a result without ``row_index`` first is asked again.
+        """
         sample = table.slice(0, self.sample_rows)
         messages = [
             {"role": "system", "content": SYSTEM_PROMPT},
@@ -123,11 +132,21 @@ class SqlWriter:
             try:
                 written.result = run_select(sql, _names(sql, table), limits=self.limits)
                 written.error = None
-                return written
             except (SqlRejected, SqlFailed) as exc:
                 written.error = f"{type(exc).__name__}: {exc}"
-                messages += [
-                    {"role": "assistant", "content": reply.completion.text},
-                    {"role": "user", "content": f"That SQL cannot run ({exc}). Write one corrected SELECT."},
-                ]
+                correction = (
+                    f"That SQL cannot run ({exc}). The columns of {TABLE} are exactly: "
+                    f"{', '.join(table.column_names)}. Write one corrected SELECT."
+                )
+            else:
+                if not want_row or written.result.columns[:1] == [ROW]:
+                    return written
+                correction = (
+                    f"That SQL returns {', '.join(written.result.columns)}, not the row the question picks. "
+                    f"Select {ROW} first, then the column that answers."
+                )
+            messages += [
+                {"role": "assistant", "content": reply.completion.text},
+                {"role": "user", "content": correction},
+            ]
         return written

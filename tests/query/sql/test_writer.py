@@ -73,3 +73,35 @@ def test_a_table_named_after_its_page_is_the_question_table_and_two_names_are_re
     )
     refused = SqlWriter(Llm(two)).write("Which club?", SCHEMA, TABLE_DATA)
     assert refused.result is None and "reads table" in (refused.error or "")
+
+
+def test_a_failed_reply_is_told_the_columns_the_table_has() -> None:
+    """On OTT-QA most failed replies named a column the table lacks; the correction lists the real ones."""
+    backend = Scripted(
+        [
+            {"sql": f"SELECT count(*) FROM {TABLE} WHERE city = 'Minsk'"},
+            {"sql": f"SELECT count(*) FROM {TABLE} WHERE location = 'Minsk'"},
+        ]
+    )
+    written = SqlWriter(Llm(backend)).write("How many clubs are from Minsk?", SCHEMA, TABLE_DATA)
+    correction = backend.sent[1][-1]["content"]
+    assert '"city" not found' in correction
+    assert "exactly: row_index, club, location, capacity." in correction
+    assert written.result is not None and written.result.rows == [[2]]
+
+
+def test_a_ranking_answered_by_a_bare_cell_is_asked_for_its_row() -> None:
+    largest = max(range(4), key=lambda i: TABLE_DATA["capacity"][i].as_py())
+    bare = {"sql": f"SELECT club FROM {TABLE} ORDER BY capacity DESC LIMIT 1"}
+    with_row = {"sql": f"SELECT row_index, club FROM {TABLE} ORDER BY capacity DESC LIMIT 1"}
+    backend = Scripted([bare, with_row])
+    question = "Which club has the largest capacity?"
+    written = SqlWriter(Llm(backend)).write(question, SCHEMA, TABLE_DATA, want_row=True)
+    assert "not the row the question picks" in backend.sent[1][-1]["content"]
+    assert written.result is not None and written.result.rows == [
+        [largest, TABLE_DATA["club"][largest].as_py()]
+    ]
+    assert len(written.attempts) == 2
+    count = Scripted([bare])  # without want_row (a count's value is the answer) the first result stands
+    once = SqlWriter(Llm(count)).write(question, SCHEMA, TABLE_DATA)
+    assert once.result is not None and once.result.columns == ["club"] and len(once.attempts) == 1
