@@ -10,10 +10,12 @@ question reader, so the subset is exactly the questions the mode may take. It is
 hash of the question id into a tuning fold (``--tune-share``) and a report fold; figures are quoted
 from the report fold only.
 
-Each question is put to two routers over one engine: the engine as shipped, whose table-sql mode has
-its retrieved-table path off (its graph path finds no KG sets in the OTT-QA index, so the router is run
-without the mode), and the same modes with table-sql's retrieved-table path on. Both read with the same
-reader (``--reader llm`` is the shipped one). The two routers share one retrieve-read run per question
+Each question is put to two routers over one engine: the engine as shipped (table-sql with its
+retrieved-table path on, the default since stop 25), and the same modes without table-sql (its graph
+path finds no KG sets in the OTT-QA index, so that router is the engine without the mode). Both read
+with the same reader (``--reader llm`` is the shipped one). Results made before stop 25 label the
+rows by the default of their day: "engine as shipped (retrieved-table path off)" is the router without
+the mode. The two routers share one retrieve-read run per question
 (``_Once``): when table-sql declines, the second router's answer is the first's, and an LLM reader is
 paid once. Per-question results go to ``<out>/<fold>.jsonl`` (a run resumes); the summary to
 ``<out>/<fold>.md`` with the command that made it.
@@ -22,6 +24,7 @@ paid once. Per-question results go to ``<out>/<fold>.jsonl`` (a run resumes); th
 from __future__ import annotations
 
 import argparse
+import gzip
 import hashlib
 import json
 import shlex
@@ -39,10 +42,40 @@ from ingest.progress import progress  # noqa: E402
 from query.config import EngineConfig  # noqa: E402
 from query.engine import Engine  # noqa: E402
 from query.evaluation.loaders import load_benchmark  # noqa: E402
-from query.evaluation.metrics import exact_match, token_f1  # noqa: E402
+from query.evaluation.metrics import exact_match, normalize_answer, token_f1  # noqa: E402
 from query.modes import Router  # noqa: E402
 from query.modes.table_sql import NAME as TABLE_SQL  # noqa: E402
 from query.understand.table_ops import table_op  # noqa: E402
+
+
+class _RawOttqa:
+    """The release's tables and lead passages, read straight from its JSON (not through the index), to
+    say whether the row the SQL chose holds a gold answer: in one of its cells, or in the lead passage of
+    a page one of its cells links to (the hop). That separates a wrong row from a wrong read."""
+
+    def __init__(self, folder: Path):
+        with gzip.open(folder / "tables.json.gz", "rb") as f:
+            self.tables = json.load(f)
+        with gzip.open(folder / "passages.json.gz", "rb") as f:
+            self.passages = json.load(f)
+
+    def row_holds(self, table_id: str, row_index: int, golds: list[str]) -> bool | None:
+        table = self.tables.get(table_id)
+        if table is None or not 0 <= row_index < len(table["data"]):
+            return None
+        texts = []
+        for text, links in table["data"][row_index]:
+            texts.append(text)
+            texts += [self.passages.get(link, "") for link in links]
+        words = [normalize_answer(t).split() for t in texts]
+        wanted = [g for g in (normalize_answer(g).split() for g in golds) if g]
+        return any(_holds(w, g) for w in words for g in wanted)
+
+
+def _holds(words: list[str], gold: list[str]) -> bool:
+    """``gold`` as a run of whole words in ``words`` ("2" is not found in "2016")."""
+    n = len(gold)
+    return any(words[i : i + n] == gold for i in range(len(words) - n + 1))
 
 
 class _Once:
@@ -60,6 +93,14 @@ class _Once:
         return self.results[understanding.question]
 
 
+def _row_holds(raw: _RawOttqa, answered, golds: list[str]) -> bool | None:
+    """Whether the first row table-sql chose holds a gold answer (None: no row, or not an OTT-QA table)."""
+    if answered.mode != TABLE_SQL or answered.table is None or not answered.table.selected:
+        return None
+    table_id = answered.table.source.removeprefix("wikipedia table ")
+    return raw.row_holds(table_id, answered.table.selected[0], golds)
+
+
 def fold_of(question_id: str, seed: int, tune_share: float) -> str:
     digest = hashlib.blake2b(f"{seed}:{question_id}".encode(), digest_size=8).digest()
     return "tune" if int.from_bytes(digest, "big") / 2**64 < tune_share else "report"
@@ -73,12 +114,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tune-share", type=float, default=0.3)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--reader", choices=["candidates", "llm"], default="candidates")
-    parser.add_argument("--limit", type=int, help="first N questions of the fold only")
+    parser.add_argument("--limit", type=int, help="first N questions of the fold only (after --skip)")
+    parser.add_argument("--skip", type=int, default=0, help="leave out the fold's first N questions")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks/results/table_sql/ottqa")
     args = parser.parse_args(argv)
     questions = load_benchmark("ottqa", args.questions)
+    raw = _RawOttqa(args.questions if args.questions.is_dir() else args.questions.parent)
     cued = [(q, op) for q in questions if (op := table_op(q.question)) is not None]
     fold = [(q, op) for q, op in cued if fold_of(q.id, args.seed, args.tune_share) == args.fold]
+    fold = fold[args.skip :]
     fold = fold[: args.limit] if args.limit else fold
     args.out.mkdir(parents=True, exist_ok=True)
     results_path = args.out / f"{args.fold}.jsonl"
@@ -88,14 +132,11 @@ def main(argv: list[str] | None = None) -> int:
             row = json.loads(line)
             done[row["id"]] = row
     config = EngineConfig.load(None, reader=args.reader)
-    shipped_modes = [m for m in config.modes if m != TABLE_SQL]
-    with_modes = [m for m in shipped_modes if m != "retrieve-read"] + [TABLE_SQL, "retrieve-read"]
-    table_sql = config.table_sql.model_copy(update={"retrieved_tables": True})
-    with Engine.open(
-        args.index, config.model_copy(update={"modes": with_modes, "table_sql": table_sql})
-    ) as engine:
+    without_modes = [m for m in config.modes if m != TABLE_SQL]
+    with_modes = [m for m in without_modes if m != "retrieve-read"] + [TABLE_SQL, "retrieve-read"]
+    with Engine.open(args.index, config.model_copy(update={"modes": with_modes})) as engine:
         by_name = {m.name: _Once(m) if m.name == "retrieve-read" else m for m in engine.router.modes}
-        shipped = Router([by_name[m] for m in shipped_modes])
+        without = Router([by_name[m] for m in without_modes])
         with_mode = Router([by_name[m] for m in with_modes])
         bar = progress("table-sql eval", total=len(fold), unit="question")
         with open(results_path, "a") as out:
@@ -105,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 golds = question.answer_texts()
                 understanding = engine.understand(question.question)
-                base, base_ms = timed_ms(lambda u=understanding: shipped.run(u))
+                base, base_ms = timed_ms(lambda u=understanding: without.run(u))
                 answered, with_ms = timed_ms(lambda u=understanding: with_mode.run(u))
                 step = next(s for s in answered.route if s.mode == TABLE_SQL)
                 row = {
@@ -122,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
                     "f1_with": token_f1("" if answered.unknown else answered.answer, golds),
                     "table": answered.table.source if answered.table is not None else None,
                     "sql": answered.table.sql if answered.table is not None else None,
+                    "selected": answered.table.selected if answered.table is not None else None,
+                    "row_holds_gold": _row_holds(raw, answered, golds),
                     "decline": step.reason if step.outcome == "declined" else None,
                     "ms_without": round(base_ms, 1),
                     "ms_with": round(with_ms, 1),
@@ -157,7 +200,9 @@ def _report(args, argv, cued, rows, version) -> list[str]:
     ]
 
     lines = [
-        f"# table-sql on OTT-QA dev cue questions: {args.fold} fold ({n} questions)",
+        f"# table-sql on OTT-QA dev cue questions: {args.fold} fold ({n} questions"
+        + (f", after its first {args.skip}" if args.skip else "")
+        + ")",
         "",
         f"Command: `{command}`",
         "",
@@ -170,12 +215,12 @@ def _report(args, argv, cued, rows, version) -> list[str]:
         "",
         "| router | EM | F1 | p50 s/question |",
         "|---|---:|---:|---:|",
-        f"| engine as shipped (retrieved-table path off) | {pct(r['em_without'] for r in rows)} | "
+        f"| engine without table-sql | {pct(r['em_without'] for r in rows)} | "
         f"{pct(r['f1_without'] for r in rows)} | "
         f"{statistics.median(r['ms_without'] for r in rows) / 1000:.2f} |"
         if rows
         else "| - | - | - | - |",
-        f"| with table-sql over retrieved tables | {pct(r['em_with'] for r in rows)} | "
+        f"| engine as shipped (table-sql over retrieved tables) | {pct(r['em_with'] for r in rows)} | "
         f"{pct(r['f1_with'] for r in rows)} | "
         f"{statistics.median(r['ms_with'] for r in rows) / 1000:.2f} |"
         if rows
@@ -185,12 +230,28 @@ def _report(args, argv, cued, rows, version) -> list[str]:
         f"{pct(r['em_with'] for r in taken)} with the mode against {pct(r['em_without'] for r in taken)} "
         f"without; its table was the gold table for {len(right_table)} of them.",
         "",
+        *_row_lines(taken),
+        "",
         "Why table-sql declined (by kind):",
         "",
     ]
     reasons = Counter(_kind(r["decline"]) for r in rows if r["decline"])
     lines += [f"- {reason}: {count}" for reason, count in reasons.most_common()]
     return lines
+
+
+def _row_lines(taken: list[dict]) -> list[str]:
+    """Row choice against reading: of the answers whose first chosen row holds a gold answer (a cell,
+    or the lead of a page a cell links to, by the release JSON), how many were read right."""
+    judged = [r for r in taken if r.get("row_holds_gold") is not None]
+    if not judged:
+        return []
+    good = [r for r in judged if r["row_holds_gold"]]
+    return [
+        f"Of {len(judged)} answers from a chosen row, that row held a gold answer (in a cell or a linked "
+        f"lead) for {len(good)}; EM on those {pct(r['em_with'] for r in good)}, on the rest "
+        f"{pct(r['em_with'] for r in judged if not r['row_holds_gold'])}."
+    ]
 
 
 if __name__ == "__main__":
