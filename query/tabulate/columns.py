@@ -88,6 +88,15 @@ def _tenure_for_age(op: TableOp, column: Column, shared: tuple[str, ...]) -> boo
     return "born" in op.implied and shared == ("year",) and "years" in tokens(column.header)
 
 
+PLACE_WORDS = frozenset(
+    {"rank", "ranking", "seed", "seeding", "position", "place", "placing", "finish", "pick"}
+)
+"""Header words of a column where 1 is the best: the best or top seed is the smallest number."""
+BETTER: dict[str, Direction] = {"best": "min", "top": "min", "worst": "max"}
+"""Cues that say better or worse, not larger or smaller: over a place column they rank the other way
+round ("the best seed" is seed 1; "the lowest rank" keeps its literal, smallest-number reading)."""
+
+
 def measure_column(table: QuestionTable, op: TableOp) -> MeasureChoice | None:
     """The typed column ``op`` ranks by, and the direction to rank it in; None when no header fits."""
     typed = [c for c in table.columns if c.type in ("number", "date")]
@@ -106,6 +115,8 @@ def measure_column(table: QuestionTable, op: TableOp) -> MeasureChoice | None:
     column = best[2]
     dated = column.type == "date" or _looks_like_years(table, column)
     direction = (op.date_direction or op.direction) if dated else op.direction
+    if op.cue in BETTER and header_words(column.header) & PLACE_WORDS:
+        direction = BETTER[op.cue]
     return MeasureChoice(column=column, direction=direction, matched=best[3])
 
 
