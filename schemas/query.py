@@ -234,7 +234,7 @@ class RefinementRound(BaseModel):
     """One round of the graph-critic mode: what the router chose, what it found, what the critic said."""
 
     round: int
-    module: Literal["hybrid", "text", "fused"]
+    module: Literal["hybrid", "text", "fused", "deeper"]
     entities: list[str] = Field(default_factory=list, description="topic entities, 'id (label)'")
     relations: list[str] = Field(default_factory=list, description="relations walked; empty = any")
     paths: list[str] = Field(default_factory=list, description="reasoning paths 'A -rel-> B', best first")

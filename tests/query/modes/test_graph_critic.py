@@ -148,3 +148,25 @@ def test_the_batch_record_keeps_the_refinement_path(sample_index):
     rounds = [RefinementRound.model_validate(r) for r in json.loads(record.refinement)]
     assert record.mode == "graph-critic" and record.validated is True
     assert rounds[-1].accepted and rounds[-1].answer == record.answer
+
+
+def test_a_rejected_single_pass_is_read_deeper_before_the_graph_walk(sample_index, model_cache):
+    """With the LLM reader (8 of the 30 rows in its prompt), round 2 reads the single pass's ranking
+    without the rows round 1 showed it; then the graph walk."""
+    from query.llm.bundled import FAST_MODEL
+
+    _, built = sample_index
+    question = "Which countries share a border with Belgium?"
+    never = GraphCriticSettings(first_module="fused", rounds=3, accept_confidence=1.0)
+    llm = {"backend": FAST_MODEL, "cache_dir": str(model_cache)}
+    config = EngineConfig.load(None, modes=MODES, reader="llm", llm=llm, graph_critic=never)
+    with Engine.open(built.version_dir, config) as e:
+        staged = e.run(question)
+        ranking = list(staged.rankings["final"])
+        result = e.ask(question)
+        window = e.config.llm_reader.evidence
+    first, second, third = result.refinement
+    assert [first.module, second.module, third.module] == ["fused", "deeper", "hybrid"]
+    assert 0 < window < len(ranking)
+    assert second.top and set(second.top) <= set(ranking[window:])  # none of the rows round 1 read
+    assert second.top[0] in ranking[window : 2 * window]  # what round 2's reader was shown
