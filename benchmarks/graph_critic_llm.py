@@ -38,7 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "benchmarks")]  # imported by path too (tests), not only run
 
 from benchmarks_common import machine, pct  # noqa: E402
-from graph_critic_ottqa import _hits, fold_of, resumed_rows, sample_arguments  # noqa: E402
+from graph_critic_ottqa import BENCHMARKS, _hits, fold_of, resumed_rows, sample_arguments  # noqa: E402
 
 from query.config import EngineConfig  # noqa: E402
 from query.engine import Engine  # noqa: E402
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--engine-config", type=Path, help="engine config (default: the shipped one)")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks/results/graph_critic/llm")
     args = parser.parse_args(argv)
-    questions = sample_questions(load_benchmark("ottqa", args.questions), args.sample, args.seed)
+    questions = sample_questions(load_benchmark(args.benchmark, args.questions), args.sample, args.seed)
     tune_ids = {q.id for q in questions if fold_of(q.id, args.seed) == "tune"}
     readings = [json.loads(line) for line in args.tune_readings.read_text().splitlines() if line.strip()]
     tune = [r for r in readings if r["question_id"] in tune_ids]
@@ -174,7 +174,8 @@ def _report(args, argv, rows: list[dict], meta: dict) -> list[str]:
     specificity = rw / (aw + rw) if aw + rw else 0.0
     moved = [r for r in rows if r["critic"]["rounds"] > 1]
     return [
-        f"# graph-critic with the LLM reader on OTT-QA dev: report fold, first {len(rows)} questions "
+        f"# graph-critic with the LLM reader on {BENCHMARKS[args.benchmark]}: report fold, "
+        f"first {len(rows)} questions "
         f"(sample {args.sample}, seed {args.seed})",
         "",
         f"Command: `{command}`",

@@ -77,10 +77,19 @@ def resumed_rows(path: Path, questions: list, label: str, answer: Callable[[Any]
     return done
 
 
+BENCHMARKS = {"ottqa": "OTT-QA dev", "kgqa": "the KG question set"}
+
+
 def sample_arguments(parser: argparse.ArgumentParser) -> None:
     """The index and the fixed dev sample (``--sample``, ``--seed``) every graph-critic benchmark shares."""
     parser.add_argument("--index", type=Path, required=True)
-    parser.add_argument("--questions", type=Path, required=True, help="OTT-QA folder or dev.json")
+    parser.add_argument(
+        "--questions",
+        type=Path,
+        required=True,
+        help="OTT-QA folder or dev.json; with --benchmark kgqa a question file (benchmarks/kg_questions)",
+    )
+    parser.add_argument("--benchmark", choices=sorted(BENCHMARKS), default="ottqa", help="question format")
     parser.add_argument("--sample", type=int, default=500)
     parser.add_argument("--seed", type=int, default=7)
 
@@ -91,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fold", choices=["tune", "report"], default="report")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks/results/graph_critic/ottqa")
     args = parser.parse_args(argv)
-    questions = sample_questions(load_benchmark("ottqa", args.questions), args.sample, args.seed)
+    questions = sample_questions(load_benchmark(args.benchmark, args.questions), args.sample, args.seed)
     args.out.mkdir(parents=True, exist_ok=True)
     critic = GraphCriticSettings(rounds=ROUNDS, accept_confidence=1.0)
     config = EngineConfig(modes=[NAME, "retrieve-read"], reader="candidates", graph_critic=critic)
@@ -206,7 +215,8 @@ def _report(args, argv, rows, floor, tuned_on, version) -> list[str]:
     shipped = [_critic_pick(r, GraphCriticSettings().accept_confidence) for r in rows]
     first_rounds = [r["rounds"][0] for r in rows]
     lines = [
-        f"# graph-critic on OTT-QA dev: {args.fold} fold ({len(rows)} of a {args.sample}-question sample, "
+        f"# graph-critic on {BENCHMARKS[args.benchmark]}: {args.fold} fold "
+        f"({len(rows)} of a {args.sample}-question sample, "
         f"seed {args.seed})",
         "",
         f"Command: `{command}`",

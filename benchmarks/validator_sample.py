@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks_common import machine, pct  # noqa: E402
-from graph_critic_ottqa import fold_of, sample_arguments  # noqa: E402
+from graph_critic_ottqa import BENCHMARKS, fold_of, sample_arguments  # noqa: E402
 
 from ingest.progress import progress  # noqa: E402
 from query.config import EngineConfig  # noqa: E402
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks/results/graph_critic/validator")
     parser.add_argument("--retrieve-only", action="store_true", help="label the sample, judge nothing yet")
     args = parser.parse_args(argv)
-    questions = sample_questions(load_benchmark("ottqa", args.questions), args.sample, args.seed)
+    questions = sample_questions(load_benchmark(args.benchmark, args.questions), args.sample, args.seed)
     asked = {q.id: q.question for q in questions}
     args.out.mkdir(parents=True, exist_ok=True)
     sample_path, judged_path = args.out / "sample.jsonl", args.out / "judgements.jsonl"
@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         for r in chosen[fold]:
             r["p"], r["ms"] = judged[r["id"]]["p"], judged[r["id"]]["ms"]
     floor = max(_floors(), key=lambda t: (_balanced_accuracy(chosen["tune"], t), -abs(t - SHIPPED_FLOOR)))
-    lines = _report(argv, chosen, retrieved, floor, model, version)
+    lines = _report(argv, chosen, retrieved, floor, model, version, BENCHMARKS[args.benchmark])
     (args.out / "report.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
@@ -146,13 +146,13 @@ def _balanced_accuracy(rows: list[dict], floor: float) -> float:
     return ((ga / max(1, ga + gr)) + (br / max(1, ba + br))) / 2
 
 
-def _report(argv, chosen, retrieved, floor, model, version) -> list[str]:
+def _report(argv, chosen, retrieved, floor, model, version, benchmark: str) -> list[str]:
     command = shlex.join(["python", "benchmarks/validator_sample.py", *(argv or sys.argv[1:])])
     report = chosen["report"]
     positives = {f: sum(1 for r in retrieved.values() if r["fold"] == f and r["label"]) for f in chosen}
     totals = {f: sum(1 for r in retrieved.values() if r["fold"] == f) for f in chosen}
     lines = [
-        "# graph-critic LLM validator on a balanced labelled sample of OTT-QA dev top results",
+        f"# graph-critic LLM validator on a balanced labelled sample of {benchmark} top results",
         "",
         f"Command: `{command}`",
         "",
