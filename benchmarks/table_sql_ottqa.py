@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _kind(reason: str) -> str:
-    for marker in (" (", " of ", ": ", " among "):
+    for marker in (" (", " of ", ": ", " among ", " over "):
         reason = reason.split(marker)[0]
     return reason
 
