@@ -211,7 +211,7 @@ def _report(args, argv, rows: list[dict], meta: dict) -> list[str]:
         "with the critic's answer; the modules its later rounds used: "
         + ", ".join(
             f"{m} {sum(1 for r in moved for x in r['rounds'][1:] if x['module'] == m)}"
-            for m in ("hybrid", "text", "fused")
+            for m in ("deeper", "hybrid", "text", "fused")
         )
         + ".",
     ]  # fmt: skip
