@@ -42,7 +42,7 @@ from ingest.progress import progress  # noqa: E402
 from query.config import EngineConfig  # noqa: E402
 from query.engine import Engine  # noqa: E402
 from query.evaluation.loaders import load_benchmark  # noqa: E402
-from query.evaluation.metrics import exact_match, normalize_answer, token_f1  # noqa: E402
+from query.evaluation.metrics import exact_match, first_presence_rank, token_f1  # noqa: E402
 from query.modes import Router  # noqa: E402
 from query.modes.table_sql import NAME as TABLE_SQL  # noqa: E402
 from query.understand.table_ops import table_op  # noqa: E402
@@ -67,15 +67,7 @@ class _RawOttqa:
         for text, links in table["data"][row_index]:
             texts.append(text)
             texts += [self.passages.get(link, "") for link in links]
-        words = [normalize_answer(t).split() for t in texts]
-        wanted = [g for g in (normalize_answer(g).split() for g in golds) if g]
-        return any(_holds(w, g) for w in words for g in wanted)
-
-
-def _holds(words: list[str], gold: list[str]) -> bool:
-    """``gold`` as a run of whole words in ``words`` ("2" is not found in "2016")."""
-    n = len(gold)
-    return any(words[i : i + n] == gold for i in range(len(words) - n + 1))
+        return first_presence_rank(texts, golds) is not None  # whole tokens: "2" is not in "2016"
 
 
 class _Once:
@@ -132,8 +124,8 @@ def main(argv: list[str] | None = None) -> int:
             row = json.loads(line)
             done[row["id"]] = row
     config = EngineConfig.load(None, reader=args.reader)
-    without_modes = [m for m in config.modes if m != TABLE_SQL]
-    with_modes = [m for m in without_modes if m != "retrieve-read"] + [TABLE_SQL, "retrieve-read"]
+    with_modes = config.modes  # the shipped modes, table-sql among them
+    without_modes = [m for m in with_modes if m != TABLE_SQL]
     with Engine.open(args.index, config.model_copy(update={"modes": with_modes})) as engine:
         by_name = {m.name: _Once(m) if m.name == "retrieve-read" else m for m in engine.router.modes}
         without = Router([by_name[m] for m in without_modes])
