@@ -93,19 +93,23 @@ def start_date(lead: str) -> tuple[dt.date, str] | None:
 
 
 _NAME_END = re.compile(r"\s(?:\(|,|is|was|are|were|known)\s")
+# A roster's marks beside a name: "( c )" captain, "[ 3 ]" a note, "*", "†", "(vc)"
+_CELL_MARKS = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|[*†‡§#^]")
 MAX_NAME_WORDS = 8
 
 
 def full_name(lead: str, short: str) -> str | None:
     """The full name a lead opens with ("Louis Rohan Duleep Mendis ( born …" for the row's "Duleep
     Mendis"): the words before its first parenthesis, comma or verb, when they hold the short name's
-    last word and say more than it does; else None."""
+    last word and say more than it does; else None. The short name's roster marks ("Duleep Mendis ( c )",
+    the captain) are not part of it."""
     end = _NAME_END.search(lead[:LEAD_CHARS])
     name = " ".join(lead[: end.start()].split()) if end else ""
-    words, surname = name.casefold().split(), short.casefold().split()[-1:] or [""]
+    short_words = _CELL_MARKS.sub(" ", short).casefold().split()
+    words, surname = name.casefold().split(), short_words[-1:] or [""]
     if not 1 < len(words) <= MAX_NAME_WORDS or surname[0] not in words:
         return None
-    return name if len(words) > len(short.split()) else None
+    return name if len(words) > len(short_words) else None
 
 
 __all__ = ["LEAD_CHARS", "LinkedDate", "full_name", "start_date"]

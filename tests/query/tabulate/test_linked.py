@@ -68,6 +68,10 @@ def test_a_linked_column_is_a_typed_date_column_with_its_provenance() -> None:
     [
         ("Louis Rohan Duleep Mendis ( born 25 August 1952 ) , known as Duleep Mendis , is a", "Duleep Mendis",
          "Louis Rohan Duleep Mendis"),
+        # the roster marks its captain: "( c )" is no part of the name
+        ("Louis Rohan Duleep Mendis ( born 25 August 1952 ) , known as Duleep Mendis , is a",
+         "Duleep Mendis ( c )", "Louis Rohan Duleep Mendis"),
+        ("Arjuna Ranatunga ( born 1 December 1963 ) is a", "Arjuna Ranatunga ( vc ) †", None),
         ("Donald Mark Benton ( born April 8 , 1957 ) is an American", "Don Benton", "Donald Mark Benton"),
         ("Fernando Büttenbender Prass ( born 9 July 1978 in Porto Alegre ) is a", "Fernando Prass",
          "Fernando Büttenbender Prass"),
