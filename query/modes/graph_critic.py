@@ -35,7 +35,9 @@ milliseconds — is kept in ``QueryResult.refinement``: the user sees how the an
 
 The validator is rules, as above, unless ``validator = "llm"`` and the engine has its instruct model: then
 the model judges whether the round's top rows state the answer (``query.modes.llm_validator``), in place
-of the confidence floor. The router is rules.
+of the confidence floor; with ``validator = "answer"`` a round that passes the floor is accepted only when
+the model, shown the answer and the rows it was read from, says it is what the question asks. The router
+is rules.
 """
 
 from __future__ import annotations
@@ -79,13 +81,19 @@ class GraphCriticSettings(BaseModel):
     leads_per_target: int = Field(2, ge=1, description="lead windows read per reached page")
     evidence: int = Field(30, ge=1, le=100, description="rows a module hands the reader")
     accept_confidence: float = Field(0.5, ge=0, le=1, description="the rule validator's confidence floor")
-    validator: Literal["rules", "llm"] = Field(
+    validator: Literal["rules", "llm", "answer"] = Field(
         "rules",
         description="'llm': the instruct model judges whether the round's top rows state the answer "
-        "(query.modes.llm_validator) in place of the confidence floor; the rules when no model loaded",
+        "(query.modes.llm_validator) in place of the confidence floor; 'answer': beside the confidence "
+        "floor, the model checks the round's answer against the rows it was read from; the rules when no "
+        "model loaded",
     )
     accept_probability: float = Field(
-        0.5, ge=0, le=1, description="the LLM validator's floor on P(the rows state the answer)"
+        0.5,
+        ge=0,
+        le=1,
+        description="the LLM validator's floor on P(the rows state the answer) or, for "
+        "'answer', on P(the answer is what the question asks)",
     )
     validator_rows: int = Field(3, ge=1, le=10, description="top rows the LLM validator reads")
     word_weight: float = Field(0.3, ge=0, description="weight of the question-word share beside dense cosine")
@@ -181,7 +189,7 @@ class GraphCriticMode:
         self._inventory: RelationInventory | None = None
         self.llm_validator = (
             LlmValidator(llm, self.settings.validator_rows)
-            if llm is not None and self.settings.validator == "llm"
+            if llm is not None and self.settings.validator != "rules"
             else None
         )
 
@@ -387,6 +395,8 @@ class GraphCriticMode:
                 return Verdict(False, "answer outside intersection", "the answer's evidence is on no path")
         # last: every other check passed
         feedback = "incorrect relation" if plan.module == "hybrid" and plan.relations else "wrong module"
+        if self.llm_validator is not None and self.settings.validator == "answer":
+            return self._check_answer(result, walk, feedback)
         if self.llm_validator is not None:
             rows = self._rows(walk.ranking[: self.settings.validator_rows], walk)
             judged = self.llm_validator.judge(result.question, rows)
@@ -399,6 +409,22 @@ class GraphCriticMode:
                 False, feedback, f"confidence {result.confidence:.2f} < {self.settings.accept_confidence}"
             )
         return Verdict(True)
+
+    def _check_answer(self, result: QueryResult, walk: Walk, feedback: str) -> Verdict:
+        """The confidence floor, then the model's check of the answer against the rows it was read from
+        (then the round's top rows): a confident reader can still have read the wrong entity's row."""
+        if result.confidence < self.settings.accept_confidence:
+            return Verdict(
+                False, feedback, f"confidence {result.confidence:.2f} < {self.settings.accept_confidence}"
+            )
+        assert self.llm_validator is not None
+        ids = list(dict.fromkeys([*result.supporting_evidence_ids, *walk.ranking]))
+        rows = self._rows(ids[: self.settings.validator_rows], walk)
+        judged = self.llm_validator.check(result.question, result.answer, rows)
+        said = f"validator: P('{result.answer}' is what the question asks) = {judged.probability:.2f}"
+        if judged.probability < self.settings.accept_probability:
+            return Verdict(False, feedback, f"{said} < {self.settings.accept_probability}")
+        return Verdict(True, detail=said)
 
     def _rows(self, ids: list[str], walk: Walk) -> list[EvidenceRow]:
         """The rows of ``ids`` in order: the walk's own, else the store's."""

@@ -13,7 +13,7 @@ from query.cli.ask import print_refinement
 from query.llm.backends import Completion
 from query.llm.chat import Llm, Reply
 from query.modes.graph_critic import GraphCriticMode, GraphCriticSettings
-from query.modes.llm_validator import Judgement, LlmValidator, probability
+from query.modes.llm_validator import Check, Judgement, LlmValidator, probability
 
 
 def _reply(answerable: bool, sure: float | None) -> Reply:
@@ -29,6 +29,15 @@ def test_the_score_is_the_decision_tokens_probability_turned_to_answerable() -> 
     assert probability(_reply(True, 0.8)) == pytest.approx(0.8)
     assert probability(_reply(False, 0.9)) == pytest.approx(0.1)
     assert probability(_reply(True, None)) == 1.0 and probability(_reply(False, None)) == 0.0
+
+
+def test_an_answer_checks_score_reads_the_correct_token() -> None:
+    text = '{"correct": false}'
+    at = text.index("false")
+    reply = Reply(
+        Check(correct=False), Completion(text, 50, 6, 1.0, [(0, at, -0.01), (at, at + 2, math.log(0.7))]), []
+    )
+    assert probability(reply) == pytest.approx(0.3)
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +67,41 @@ def test_the_real_model_scores_rows_that_state_the_answer_above_rows_that_do_not
     assert yes.probability > no.probability
     assert yes.calls and yes.calls[0].purpose == "validate" and yes.ms > 0
     assert validator.judge(question, []).probability == 0.0  # nothing to read: rejected, no request
+
+
+def test_the_real_model_checks_a_right_answer_above_a_wrong_one_on_the_same_rows(
+    engine: Engine, small_llm: Llm
+) -> None:
+    checker = LlmValidator(small_llm, rows=3)
+    question = "What was the name of Aristotle's father?"
+    rows = _rows(engine, "Aristotle father Nicomachus", "Nicomachus")
+    assert rows and "Nicomachus" in rows[0].text and "Proxenus" not in rows[0].text
+    right = checker.check(question, "Nicomachus", rows)
+    wrong = checker.check(question, "Proxenus of Atarneus", rows)  # a name the row does not give
+    assert right.probability > wrong.probability
+    assert right.calls and right.calls[0].purpose == "check"
+    assert (
+        checker.check(question, "", rows).probability == 0.0 and not checker.check(question, " ", rows).calls
+    )
+
+
+def test_the_mode_accepts_a_round_only_when_the_model_checks_its_answer(
+    engine: Engine, small_llm: Llm, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = GraphCriticSettings(
+        validator="answer", accept_confidence=0.0, accept_probability=0.5, rounds=2
+    )
+    mode = GraphCriticMode(
+        engine, engine.store, engine.reader.graph, settings, engine.index_version, small_llm
+    )
+    result = mode.run(engine.understand("What is the capital of Portugal?"))
+    checked = [r for r in result.refinement if r.detail and r.detail.startswith("validator: P('")]
+    assert checked, result.refinement
+    for r in checked:
+        assert r.accepted == (float(re.search(r"= ([0-9.]+)", r.detail).group(1)) >= 0.5)
+    print_refinement(result)
+    printed = " ".join(capsys.readouterr().out.split())
+    assert all(" ".join(r.detail.split()) in printed for r in checked), printed
 
 
 def test_the_mode_accepts_a_round_by_the_models_judgement_and_says_so(
