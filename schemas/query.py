@@ -141,7 +141,14 @@ class LlmReading(BaseModel):
     outcome: ReadOutcome
     raw_answer: str | None = Field(None, description="the model's answer before the support check")
     cited: list[int] = Field(default_factory=list, description="evidence numbers the model cited (1-based)")
-    shown: int = Field(0, ge=0, description="evidence rows in the prompt")
+    shown: int = Field(0, ge=0, description="evidence rows in the prompt (both windows when read further)")
+    further_from: int | None = Field(
+        None,
+        ge=1,
+        description="the first evidence number of a second window, read when the top rows gave no answer; "
+        "the outcome and cited numbers are the second window's when the model answered there, else the "
+        "first's; the cost is both windows'",
+    )
     unit: str | None = Field(None, description="a unit split off a quantity answer")
     prompt_tokens: int = Field(0, ge=0)
     completion_tokens: int = Field(0, ge=0)

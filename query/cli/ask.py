@@ -168,7 +168,9 @@ def print_result(result: QueryResult, evidence: int) -> None:
     for column in ("#", "source", "score", "evidence", "provenance"):
         table.add_column(column, overflow="fold")
     support = set(result.supporting_evidence_ids)
-    for i, e in enumerate(result.evidence[:evidence], start=1):
+    for i, e in enumerate(result.evidence, start=1):  # the top rows, and any row the answer was read from
+        if i > evidence and e.evidence_id not in support:
+            continue
         mark = "*" if e.evidence_id in support else ""
         text = e.text if len(e.text) <= 200 else e.text[:199] + "…"
         table.add_row(f"{i}{mark}", e.source_type, f"{e.score:.3f}", shown(text), shown(provenance_line(e)))
@@ -249,7 +251,12 @@ def reading_line(result: QueryResult) -> str:
         return f"LLM reader unavailable, the candidate reader answered: {r.error}"
     said = f'; the model said "{r.raw_answer}" citing {r.cited}' if r.raw_answer is not None else ""
     error = f"; error: {r.error}" if r.error else ""
+    further = (
+        f" (nothing in rows 1-{r.further_from - 1}: read on from row {r.further_from})"
+        if r.further_from
+        else ""
+    )
     return (
-        f"read by {r.model}: {r.outcome}{said}; {r.shown} rows shown, {r.prompt_tokens} prompt + "
+        f"read by {r.model}: {r.outcome}{said}{further}; {r.shown} rows shown, {r.prompt_tokens} prompt + "
         f"{r.completion_tokens} completion tokens, {r.calls} call(s), {r.ms / 1000:.1f} s{error}"
     )

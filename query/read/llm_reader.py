@@ -51,6 +51,8 @@ ECHO_PROMPT = (
     "or set unknown to true."
 )
 
+# Outcomes where the model answered nothing it could support from the rows it was shown
+NOTHING_READ = frozenset({"unknown", "unsupported", "candidates"})
 SUPPORT_WEIGHT = {"span": 1.0, "normalized": 0.9}
 RETRY_WEIGHT = 0.9
 FALLBACK_WEIGHT = 0.5
@@ -86,6 +88,11 @@ class LlmReaderSettings(BaseModel):
     retry_unsupported: bool = Field(True, description="ask once more when no row holds the answer")
     fallback_to_candidates: bool = Field(
         True, description="after a failed retry, return the candidate reader's answer instead of unknown"
+    )
+    read_further: bool = Field(
+        False,
+        description="when the model finds no answer in the top rows, read the next as many once more: on "
+        "OTT-QA a gold answer is in the top 30 rows for ~79 % of questions but in the top 8 for ~56 %",
     )
 
 
@@ -187,8 +194,35 @@ class LlmReader:
         self, question: str, evidence: list[EvidenceRow], fallback: AnswerChoice, note: str | None = None
     ) -> LlmRead:
         """The answer from ``evidence`` (best first); ``fallback`` is the candidate reader's choice;
-        ``note`` goes to the model between the evidence and the question."""
-        rows = evidence[: self.settings.evidence]
+        ``note`` goes to the model between the evidence and the question. With ``read_further``, when the
+        model answers nothing from the top rows (unknown, or no row holds what it said), the next rows go
+        to it once, unless a note points at rows of the first window; the second window's answer is taken
+        only when the model itself read one there."""
+        size = self.settings.evidence
+        first = self._read(question, evidence[:size], fallback, note)
+        further = evidence[size : 2 * size]
+        if not (
+            self.settings.read_further and first.reading.outcome in NOTHING_READ and further and not note
+        ):
+            return first
+        second = self._read(question, further, fallback, None)
+        answered = not second.choice.unknown and second.reading.outcome not in NOTHING_READ
+        chosen, other = (second, first) if answered else (first, second)
+        reading = chosen.reading
+        if answered:
+            reading.cited = [n + size for n in reading.cited]
+        reading.further_from = size + 1
+        reading.shown = first.reading.shown + second.reading.shown
+        reading.prompt_tokens += other.reading.prompt_tokens
+        reading.completion_tokens += other.reading.completion_tokens
+        reading.ms = round(reading.ms + other.reading.ms, 3)
+        reading.calls += other.reading.calls
+        return chosen
+
+    def _read(
+        self, question: str, rows: list[EvidenceRow], fallback: AnswerChoice, note: str | None
+    ) -> LlmRead:
+        """One reading of ``rows`` (with one retry when the answer is in none of them)."""
         texts = [row.text for row in rows]
         split = [row.source_type == "kg" for row in rows]
         history = messages(question, rows, self.settings, note)

@@ -92,3 +92,25 @@ def test_ask_reads_with_the_llm_and_says_what_the_model_did(
     assert main([*ask, "--reader", "candidates", "What was the name of Aristotle's father?"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "(candidates)" in out and "read by" not in out
+
+
+def test_ask_shows_a_row_the_answer_was_read_from_below_the_top_rows_and_the_further_read(
+    sample_index, capsys
+) -> None:
+    from query import Engine, EngineConfig
+    from query.cli.ask import print_result
+    from schemas.query import LlmReading
+
+    _, built = sample_index
+    with Engine.open(built.version_dir, EngineConfig(reader="candidates")) as engine:
+        result = engine.retrieve_and_read(engine.understand("What was the name of Aristotle's father?"))
+    assert len(result.evidence) >= 9
+    ninth = result.evidence[8]
+    reading = LlmReading(model="m", outcome="supported", raw_answer="x", cited=[9], shown=16, further_from=9)
+    read_on = result.model_copy(update={"supporting_evidence_ids": [ninth.evidence_id], "reading": reading})
+    print_result(read_on, 3)
+    out = capsys.readouterr().out
+    numbered = [line.split()[0] for line in out.splitlines() if line[:1].isdigit()]
+    assert numbered[:3] == ["1", "2", "3"] and "9*" in numbered and "4" not in numbered
+    said = " ".join(out.split())
+    assert "nothing in rows 1-8: read on from row 9" in said and "16 rows shown" in said

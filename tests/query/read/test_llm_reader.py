@@ -86,6 +86,23 @@ def test_a_modes_note_comes_between_the_evidence_and_the_question(llm_engine: En
     assert "Note:" not in plain["content"]
 
 
+def test_the_real_model_reads_further_when_the_top_rows_are_about_something_else(llm_engine: Engine) -> None:
+    staged = llm_engine.run(ARISTOTLE)
+    holders = [r for r in staged.rows.values() if "Nicomachus" in r.text]
+    belgium = llm_engine.run("What is the area of Belgium?")
+    others = [r for r in belgium.rows.values() if r.source_type == "kg" and "father" not in r.text][:2]
+    assert holders and len(others) == 2 and not any("Nicomachus" in r.text for r in others)
+    assert llm_engine.llm_reader is not None
+    reader = LlmReader(llm_engine.llm_reader.llm, LlmReaderSettings(evidence=2, read_further=True))
+    fallback = AnswerChoice(UNKNOWN, None, 0.0, True, [], [])
+    read = reader.read(ARISTOTLE, [*others, holders[0]], fallback)
+    assert read.reading.further_from == 3 and read.reading.shown == 3
+    assert exact_match(read.choice.answer, ["Nicomachus"]) == 1.0 and read.choice.supporting == [
+        holders[0].evidence_id
+    ]
+    assert read.reading.cited in ([], [3])
+
+
 def test_window_keeps_the_prefix_and_centres_on_the_question_words() -> None:
     text = (
         "Page / Section: "
@@ -225,3 +242,43 @@ def test_an_answer_that_repeats_the_question_is_retried() -> None:
     read = reader.read(ARISTOTLE, ROWS, CANDIDATE)
     assert read.choice.answer == "Nicomachus" and read.reading.outcome == "retried"
     assert '"Aristotle" is part of the question' in backend.sent[1][-1]["content"]
+
+
+# -- reading further down the ranking when the top rows give nothing ---------------------------------------
+
+UNRELATED = [_row(n, f"Row {n}: nothing about anyone's father .") for n in range(1, 3)]
+FURTHER = [*UNRELATED, _row(3, "Aristotle: His father Nicomachus was a physician .")]
+UNKNOWN_REPLY = {"answer": "", "evidence": [], "unknown": True}
+
+
+def test_an_unknown_from_the_top_rows_reads_the_next_rows_once_and_cites_them_by_their_place() -> None:
+    reader, backend = _reader(
+        [UNKNOWN_REPLY, {"answer": "Nicomachus", "evidence": [1], "unknown": False}],
+        evidence=2,
+        read_further=True,
+    )
+    read = reader.read(ARISTOTLE, FURTHER, CANDIDATE)
+    assert read.choice.answer == "Nicomachus" and read.choice.supporting == ["e3"]
+    r = read.reading
+    assert r.outcome == "supported" and r.further_from == 3 and r.cited == [3]
+    assert r.shown == 3 and r.calls == 2 and r.prompt_tokens == 20
+    assert "[1] passage · Aristotle: His father Nicomachus" in backend.sent[1][-1]["content"]
+    assert "Row 1" not in backend.sent[1][-1]["content"]
+
+
+def test_nothing_in_the_next_rows_either_keeps_the_first_reading_and_its_cost_says_both() -> None:
+    wrong = {"answer": "Socrates", "evidence": [1], "unknown": False}
+    reader, backend = _reader([wrong, wrong, UNKNOWN_REPLY], evidence=2, read_further=True)
+    read = reader.read(ARISTOTLE, FURTHER, CANDIDATE)
+    assert read.reading.outcome == "candidates" and read.choice.answer == "Nicomachus"  # the first window's
+    assert read.reading.further_from == 3 and read.reading.calls == 3 and not backend.replies
+
+
+def test_no_further_read_when_off_when_answered_or_when_a_note_points_at_the_top_rows() -> None:
+    off, backend = _reader([UNKNOWN_REPLY], evidence=2)
+    assert off.read(ARISTOTLE, FURTHER, CANDIDATE).reading.further_from is None and len(backend.sent) == 1
+    answered = _reader([{"answer": "Nicomachus", "evidence": [1], "unknown": False}], read_further=True)[0]
+    assert answered.read(ARISTOTLE, ROWS, CANDIDATE).reading.further_from is None
+    noted, backend = _reader([UNKNOWN_REPLY], evidence=2, read_further=True)
+    assert noted.read(ARISTOTLE, FURTHER, CANDIDATE, note="row 1 was chosen").reading.further_from is None
+    assert len(backend.sent) == 1
