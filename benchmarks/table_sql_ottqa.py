@@ -1,7 +1,7 @@
 """The table-sql mode on OTT-QA dev's cue questions: end-to-end EM with and without the mode.
 
     .venv/bin/python benchmarks/table_sql_ottqa.py --index DIR --questions OTTQA_DIR
-        [--fold report] [--reader candidates] [--out benchmarks/results/table_sql/ottqa]
+        [--fold report] [--reader candidates] [--engine-config FILE] [--out DIR]
 
 The cue subset is every dev question in which ``query.understand.table_ops.table_op`` finds a
 superlative ("most", "lowest", "oldest", "third highest", …), a position in a table's order ("second to
@@ -109,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, help="first N questions of the fold only (after --skip)")
     parser.add_argument("--skip", type=int, default=0, help="leave out the fold's first N questions")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks/results/table_sql/ottqa")
+    parser.add_argument("--engine-config", type=Path, help="engine config (default: the shipped one)")
     args = parser.parse_args(argv)
     questions = load_benchmark("ottqa", args.questions)
     raw = _RawOttqa(args.questions if args.questions.is_dir() else args.questions.parent)
@@ -123,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         for line in results_path.read_text().splitlines():
             row = json.loads(line)
             done[row["id"]] = row
-    config = EngineConfig.load(None, reader=args.reader)
+    config = EngineConfig.load(args.engine_config, reader=args.reader)
     with_modes = config.modes  # the shipped modes, table-sql among them
     without_modes = [m for m in with_modes if m != TABLE_SQL]
     with Engine.open(args.index, config.model_copy(update={"modes": with_modes})) as engine:
