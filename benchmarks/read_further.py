@@ -44,6 +44,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip", type=int, default=100, help="report-fold questions passed over first")
     parser.add_argument("--limit", type=int, default=100, help="report-fold questions run")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks/results/llm_reader/further")
+    parser.add_argument(
+        "--below",
+        type=float,
+        default=0.0,
+        help="also read further under this confidence (llm_reader.further_below; fit it on a tuning fold)",
+    )
     args = parser.parse_args(argv)
     questions = sample_questions(load_benchmark(args.benchmark, args.questions), args.sample, args.seed)
     report = [q for q in questions if fold_of(q.id, args.seed) == "report"][
@@ -54,9 +60,13 @@ def main(argv: list[str] | None = None) -> int:
     with Engine.open(args.index, config) as engine:
         assert engine.llm_reader is not None, "the LLM reader did not load"
         shipped = engine.llm_reader
-        further = LlmReader(shipped.llm, shipped.settings.model_copy(update={"read_further": True}))
+        update = {"read_further": True, "further_below": args.below}
+        further = LlmReader(shipped.llm, shipped.settings.model_copy(update=update))
         done = resumed_rows(
-            args.out / "questions.jsonl", report, "read further", lambda q: _question(engine, further, q)
+            args.out / "questions.jsonl",
+            report,
+            "read further",
+            lambda q: _question(engine, further, q, args.below),
         )
         meta = {
             "version": engine.index_version,
@@ -70,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _question(engine: Engine, further: LlmReader, q) -> dict:
+def _question(engine: Engine, further: LlmReader, q, below: float) -> dict:
     golds = q.answer_texts()
     started = time.perf_counter()
     staged = engine.run(q.question)
@@ -83,10 +93,11 @@ def _question(engine: Engine, further: LlmReader, q) -> dict:
         "outcome": read.reading.outcome if read.reading else None,
         "answer": answer,
         "em": exact_match(answer, golds),
+        "confidence": first.confidence,
         "s": first_s,
         "further": None,
     }
-    if read.reading is not None and read.reading.outcome in NOTHING_READ:
+    if read.reading is not None and (read.reading.outcome in NOTHING_READ or first.confidence < below):
         started = time.perf_counter()
         again = engine.read(staged, further)
         second = engine.result(staged, again)
@@ -110,6 +121,7 @@ def _report(args, argv, rows: list[dict], meta: dict) -> list[str]:
     first_s = [r["s"] for r in rows]
     both_s = [r["s"] + (r["further"]["s"] if r["further"] else 0) for r in rows]
     shipped = "on" if meta["on"] else "off"
+    when = f" or an answer under confidence {args.below} (the more confident wins)" if args.below else ""
     return [
         f"# The LLM reader reading further on {BENCHMARKS[args.benchmark]}: report fold questions "
         f"{args.skip + 1} to {args.skip + len(rows)} (sample {args.sample}, seed {args.seed})",
@@ -122,14 +134,17 @@ def _report(args, argv, rows: list[dict], meta: dict) -> list[str]:
         "| reader | EM | questions read further | p50 s/question |",
         "|---|---:|---:|---:|",
         f"| top 8 rows only | {pct([r['em'] for r in rows])} | 0 | {statistics.median(first_s):.1f} |",
-        f"| then the next 8 when the top 8 gave nothing | {pct(with_further)} | {len(read_on)} | "
+        f"| then the next 8 when the top 8 gave nothing{when} | {pct(with_further)} | {len(read_on)} | "
         f"{statistics.median(both_s):.1f} |",
         "",
         f"Read further: {len(read_on)} of {len(rows)} questions, at a p50 of "
         f"{statistics.median(extra) if extra else 0:.1f} s more each (the first window again, from the "
         f"prompt cache, then the second); {gained} answers became right and {lost} became wrong. Outcomes of "
         "the first reading that sent the reader on: "
-        + ", ".join(f"{o} {sum(1 for r in read_on if r['outcome'] == o)}" for o in sorted(NOTHING_READ))
+        + ", ".join(
+            f"{o} {sum(1 for r in read_on if r['outcome'] == o)}"
+            for o in sorted({r["outcome"] for r in read_on})
+        )
         + ".",
     ]
 

@@ -94,6 +94,13 @@ class LlmReaderSettings(BaseModel):
         description="when the model finds no answer in the top rows, read the next as many once more: on "
         "OTT-QA a gold answer is in the top 30 rows for ~79 % of questions but in the top 8 for ~56 %",
     )
+    further_below: float = Field(
+        0.0,
+        ge=0.0,
+        le=1.0,
+        description="with read_further, also read on when the answer's confidence is under this; the more "
+        "confident of the two answers wins (0: only when the top rows gave nothing)",
+    )
 
 
 def window(text: str, terms: set[str], size: int) -> str:
@@ -196,17 +203,19 @@ class LlmReader:
         """The answer from ``evidence`` (best first); ``fallback`` is the candidate reader's choice;
         ``note`` goes to the model between the evidence and the question. With ``read_further``, when the
         model answers nothing from the top rows (unknown, or no row holds what it said), the next rows go
-        to it once, unless a note points at rows of the first window; the second window's answer is taken
-        only when the model itself read one there."""
+        to it once, unless a note points at rows of the first window; so do they when the answer's
+        confidence is under ``further_below``. The second window's answer is taken only when the model
+        itself read one there, more confident than the first's."""
         size = self.settings.evidence
         first = self._read(question, evidence[:size], fallback, note)
         further = evidence[size : 2 * size]
-        if not (
-            self.settings.read_further and first.reading.outcome in NOTHING_READ and further and not note
-        ):
+        nothing = first.reading.outcome in NOTHING_READ
+        unsure = nothing or first.choice.confidence < self.settings.further_below
+        if not (self.settings.read_further and unsure and further and not note):
             return first
         second = self._read(question, further, fallback, None)
         answered = not second.choice.unknown and second.reading.outcome not in NOTHING_READ
+        answered = answered and (nothing or second.choice.confidence > first.choice.confidence)
         chosen, other = (second, first) if answered else (first, second)
         reading = chosen.reading
         if answered:

@@ -282,3 +282,41 @@ def test_no_further_read_when_off_when_answered_or_when_a_note_points_at_the_top
     noted, backend = _reader([UNKNOWN_REPLY], evidence=2, read_further=True)
     assert noted.read(ARISTOTLE, FURTHER, CANDIDATE, note="row 1 was chosen").reading.further_from is None
     assert len(backend.sent) == 1
+
+
+PLATO_FIRST = [
+    _row(1, "Plato: Plato taught Aristotle ."),
+    _row(2, "Aristotle: His father Nicomachus was a physician ."),
+]
+
+
+def _said(answer: str, row: int = 1) -> dict:
+    return {"answer": answer, "evidence": [row], "unknown": False}
+
+
+def test_an_unsure_answer_reads_on_and_the_more_confident_answer_wins() -> None:
+    # first window: "Platon" is in no row, the retry's "Plato" is (confidence times 0.9); then "Nicomachus"
+    reader, _ = _reader(
+        [_said("Platon"), _said("Plato"), _said("Nicomachus")],
+        evidence=1,
+        read_further=True,
+        further_below=0.85,
+    )
+    read = reader.read(ARISTOTLE, PLATO_FIRST, CANDIDATE)
+    assert read.choice.answer == "Nicomachus" and read.choice.supporting == ["e2"]
+    assert read.reading.further_from == 2 and read.reading.cited == [2] and read.reading.calls == 3
+    # the other way round: the first answer is surer, so it stays, and the cost says both reads
+    reader, _ = _reader(
+        [_said("Plato"), _said("Nicomaque"), _said("Nicomachus")],
+        evidence=1,
+        read_further=True,
+        further_below=0.95,
+    )
+    kept = reader.read(ARISTOTLE, PLATO_FIRST, CANDIDATE)
+    assert kept.choice.answer == "Plato" and kept.reading.cited == [1] and kept.reading.calls == 3
+    assert kept.reading.further_from == 2 and kept.choice.confidence > 0.85
+    # a sure answer does not read on
+    sure, backend = _reader([_said("Plato")], evidence=1, read_further=True, further_below=0.5)
+    assert (
+        sure.read(ARISTOTLE, PLATO_FIRST, CANDIDATE).reading.further_from is None and len(backend.sent) == 1
+    )
