@@ -145,8 +145,8 @@ class LlmReading(BaseModel):
     further_from: int | None = Field(
         None,
         ge=1,
-        description="the first evidence number of a second window, read when the top rows gave no answer; "
-        "the outcome and cited numbers are the second window's when the model answered there, else the "
+        description="the first evidence number of a second window, read when the top rows gave no sure "
+        "answer; the outcome and cited numbers are the second window's when its answer won, else the "
         "first's; the cost is both windows'",
     )
     unit: str | None = Field(None, description="a unit split off a quantity answer")

@@ -252,7 +252,7 @@ def reading_line(result: QueryResult) -> str:
     said = f'; the model said "{r.raw_answer}" citing {r.cited}' if r.raw_answer is not None else ""
     error = f"; error: {r.error}" if r.error else ""
     further = (
-        f" (nothing in rows 1-{r.further_from - 1}: read on from row {r.further_from})"
+        f" (rows 1-{r.further_from - 1} gave no sure answer: read on from row {r.further_from})"
         if r.further_from
         else ""
     )

@@ -113,4 +113,4 @@ def test_ask_shows_a_row_the_answer_was_read_from_below_the_top_rows_and_the_fur
     numbered = [line.split()[0] for line in out.splitlines() if line[:1].isdigit()]
     assert numbered[:3] == ["1", "2", "3"] and "9*" in numbered and "4" not in numbered
     said = " ".join(out.split())
-    assert "nothing in rows 1-8: read on from row 9" in said and "16 rows shown" in said
+    assert "rows 1-8 gave no sure answer: read on from row 9" in said and "16 rows shown" in said
