@@ -38,9 +38,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "benchmarks")]
 
 from benchmarks_common import machine  # noqa: E402
-from graph_critic_ottqa import BENCHMARKS, fold_of, sample_arguments  # noqa: E402
+from graph_critic_ottqa import BENCHMARKS, fold_of, resumed_rows, sample_arguments  # noqa: E402
 
-from ingest.progress import progress  # noqa: E402
 from query.config import EngineConfig  # noqa: E402
 from query.engine import Engine  # noqa: E402
 from query.evaluation.loaders import load_benchmark  # noqa: E402
@@ -69,20 +68,15 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         raise SystemExit(f"{len(missing)} sample questions have no reading in {args.readings}")
     args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / "judgements.jsonl"
-    judged = {r["id"]: r for r in map(json.loads, path.read_text().splitlines())} if path.is_file() else {}
     with Engine.open(args.index, EngineConfig(reader="candidates")) as engine:
         llm = Llm.open(engine.config.llm.in_state_dir(HqaSettings().state_dir))
         checker = LlmValidator(llm, rows=ROWS)
-        bar = progress("answers checked", total=len(questions), unit="question")
-        with open(path, "a") as out:
-            for q in questions:
-                if q.id not in judged:
-                    judged[q.id] = row = _judge(engine, checker, q, readings[q.id], args.seed)
-                    out.write(json.dumps(row) + "\n")
-                    out.flush()
-                bar.update(1)
-        bar.close()
+        judged = resumed_rows(
+            args.out / "judgements.jsonl",
+            questions,
+            "answers checked",
+            lambda q: _judge(engine, checker, q, readings[q.id], args.seed),
+        )
         model, version = llm.name, engine.index_version
         llm.close()
     rows = [judged[q.id] for q in questions]
