@@ -24,9 +24,10 @@ the question names ("the oldest *German* athlete who won *silver*") conditions t
 - a "which/what <noun>" question whose noun heads a column is answered by that cell of the row;
 - a "full name" question by the name the lead of the row's linked page opens with;
 - any other question is read from the chosen row first, with the lead passages of the pages its
-  cells link to after it (the hop), then the rest of the evidence: the reader finds "the nickname of
-  the team with the most wins" on the team's page. An LLM reader is told that row [1] is the SQL's
-  pick over the whole table (it sees a few rows of it, and would otherwise rank them itself).
+  cells link to after it (the hop; the row subject's own page first), then the rest of the evidence:
+  the reader finds "the nickname of the team with the most wins" on the team's page. An LLM reader is
+  told that row [1] is the SQL's pick over the whole table (it sees a few rows of it, and would
+  otherwise rank them itself), and the subject's name ("answer the question about Ferrari").
 
 A ranking wins over a "how many" ("How many titles did the player with the most points win?": the
 table picks the player, the count is on the player's page); a "how many" about one thing ("How many
@@ -63,6 +64,7 @@ from query.retrieve.evidence_store import EvidenceRow, EvidenceStore
 from query.sql.guard import SqlFailed, SqlRejected, run_select
 from query.sql.templates import ROW, TABLE, SqlQuery, position, superlative, value_text
 from query.sql.writer import SqlWriter
+from query.tabulate.cells import without_marks
 from query.tabulate.columns import answer_column, header_words, measure_column
 from query.tabulate.filters import RowFilter, row_filters
 from query.tabulate.frame import QuestionTable, typed_table
@@ -97,6 +99,12 @@ class TableSqlSettings(BaseModel):
     max_rows: int = Field(2000, ge=2, description="a table larger than this is not loaded")
     display_rows: int = Field(50, ge=1, description="rows of the table kept in the result")
     hop_passages: int = Field(3, ge=0, description="lead passages of the chosen row's links read after it")
+    subject_windows: int = Field(
+        1,
+        ge=0,
+        description="of those, lead windows of the row subject's own page (the answer column's link) read "
+        "first, before the pages its other cells link to",
+    )
     alpha: float = Field(
         0.05, gt=0, lt=1, description="significance level a statistics question's verdict is read at"
     )
@@ -127,14 +135,20 @@ def pick_table(rows: Sequence[EvidenceRow]) -> str | None:
     return max(votes, key=lambda t: votes[t]) if votes else None
 
 
-def pick_note(trace: TableSql) -> str:
+def pick_note(trace: TableSql, subject: str | None = None) -> str:
     """What the LLM reader is told about row [1]: the SQL chose it over the whole table, so the model
-    reads the hop from it instead of ranking the rows it sees (a few of many) itself."""
+    reads the hop from it instead of ranking the rows it sees (a few of many) itself. Naming the row's
+    subject turns "the country of the manufacturer with the most wins" into "the country of Ferrari":
+    the model no longer has to resolve the description itself."""
     tie = f" ({trace.note})" if trace.note else ""
+    named = (
+        f" Its subject is {subject}: answer the question about {subject}."
+        if subject
+        else " Answer the question about that row's subject."
+    )
     return (
         f"row [1] is the row of the table '{trace.title}' that SQL over all {trace.total_rows} rows picked "
-        f"for '{trace.operation}'{tie}; the passages after it are the pages its cells link to. Answer "
-        "the question about that row's subject."
+        f"for '{trace.operation}'{tie}; the passages after it are the pages its cells link to.{named}"
     )
 
 
@@ -167,8 +181,8 @@ def _head_noun(question: str, op: TableOp) -> str | None:
     words = [w for w in question.casefold().replace("-", " ").replace("?", " ").split() if w]
     if not words:
         return None
-    if words[0] == "who":
-        return op.target[0] if op.target else None
+    if words[0] == "who":  # "who was the oldest player" is the row; "who founded the town …" is not
+        return op.target[0] if op.target and words[1:2] and words[1] in _BE else None
     if words[0] not in ("which", "what"):
         return None
     for word in words[1:9]:
@@ -178,6 +192,7 @@ def _head_noun(question: str, op: TableOp) -> str | None:
     return None
 
 
+_BE = frozenset(["is", "was", "are", "were"])
 _FULL_NAME = re.compile(r"\bfull (?:name|title)\b", re.I)
 _DATE_ASKED = re.compile(r"^\s*when\b|\b(?:birth\s*date|date of birth|birthday)\b", re.I)
 
@@ -343,13 +358,16 @@ class TableSqlMode:
         direct = _direct_column(understanding.question, table, op, exclude)
         if measure is not None and measure.column.type == "date" and _asks_a_date(understanding.question):
             direct = measure.column.name  # "When was the oldest player born?": the value it was ranked by
-        if direct is not None and table.cell_text(chosen.row_index, direct).strip():
+        if direct is not None and without_marks(table.cell_text(chosen.row_index, direct)):
             return self._direct_answer(staged, table, chosen, direct, trace, note)
         if _FULL_NAME.search(understanding.question) and (
             named := self._full_name(table, chosen, op, exclude)
         ):
             return self._lead_answer(staged, chosen, named[1], named[0], trace, note)
-        return self._read_from_row(staged, chosen, trace, note)
+        subject = answer_column(table, op, exclude)
+        pages = table.cell_links(chosen.row_index, subject.name) if subject is not None else []
+        name = without_marks(table.cell_text(chosen.row_index, subject.name)) if subject is not None else ""
+        return self._read_from_row(staged, chosen, trace, note, pages, name or None)
 
     def _no_count(self, question: str) -> str | None:
         """Why a "how many" question is not counted over a table's rows, or None when it may be."""
@@ -417,8 +435,11 @@ class TableSqlMode:
 
     # -- the two ways to answer ---------------------------------------------------------------------
 
-    def _focus(self, staged: Any, chosen_evidence: str | None) -> list[str]:
-        """The chosen row's evidence, the lead passages its cells link to, then the rest of the final."""
+    def _focus(
+        self, staged: Any, chosen_evidence: str | None, subject_pages: Sequence[str] = ()
+    ) -> list[str]:
+        """The chosen row's evidence, the lead passages its cells link to (the row's subject's first),
+        then the rest of the final."""
         head: list[str] = []
         if chosen_evidence is not None:
             row = next(iter(self.store.get([chosen_evidence])), None)
@@ -426,7 +447,8 @@ class TableSqlMode:
                 staged.rows[row.evidence_id] = row
                 staged.added_by[row.evidence_id] = NAME
                 head.append(row.evidence_id)
-                hops = self.pipeline.hop_from([row])[: self.settings.hop_passages]
+                hops = self._subject_first(self.pipeline.hop_from([row]), subject_pages)
+                hops = hops[: self.settings.hop_passages]
                 for hop_row in self.store.get(hops):
                     staged.rows[hop_row.evidence_id] = hop_row
                     staged.added_by[hop_row.evidence_id] = NAME
@@ -435,11 +457,24 @@ class TableSqlMode:
         rest = [e for e in staged.rankings["final"] if e not in head]
         return (head + rest)[: max(keep, len(head))]
 
+    def _subject_first(self, hops: list[str], subject_pages: Sequence[str]) -> list[str]:
+        """The hop's lead windows with the row subject's first ``subject_windows`` leading. The hop
+        ranks the windows of one row's links by evidence id, so a row whose "years won" cell links to
+        eighteen Grand Prix pages would push the manufacturer's own lead — where "from what country" is
+        answered — past the windows read."""
+        if not subject_pages or self.graph is None or not hops:
+            return hops
+        entities = set(self.graph.page_entities(list(subject_pages)).values())
+        rows = self.store.get(hops)
+        own = [r.evidence_id for r in rows if r.entity_ids[:1] and r.entity_ids[0] in entities]
+        first = own[: self.settings.subject_windows]
+        return first + [e for e in hops if e not in first]
+
     def _direct_answer(
         self, staged: Any, table: QuestionTable, chosen: Any, column: str, trace: TableSql, note: str | None
     ) -> QueryResult:
         staged.rankings["final"] = self._focus(staged, chosen.evidence_id)
-        answer = " ".join(table.cell_text(chosen.row_index, column).split())
+        answer = without_marks(table.cell_text(chosen.row_index, column))
         links = table.cell_links(chosen.row_index, column)
         noted = trace.model_copy(update={"note": note or (f"answer links to {links[0]}" if links else None)})
         supporting = [chosen.evidence_id] if chosen.evidence_id else []
@@ -486,10 +521,18 @@ class TableSqlMode:
             }
         )
 
-    def _read_from_row(self, staged: Any, chosen: Any, trace: TableSql, note: str | None) -> QueryResult:
-        staged.rankings["final"] = self._focus(staged, chosen.evidence_id)
+    def _read_from_row(
+        self,
+        staged: Any,
+        chosen: Any,
+        trace: TableSql,
+        note: str | None,
+        subject_pages: Sequence[str],
+        subject: str | None,
+    ) -> QueryResult:
+        staged.rankings["final"] = self._focus(staged, chosen.evidence_id, subject_pages)
         if chosen.evidence_id is not None:
-            staged.reader_note = pick_note(trace)
+            staged.reader_note = pick_note(trace, subject)
         read = self.pipeline.read(staged)
         result = self.pipeline.result(staged, read)
         confidence = result.confidence * (0.5 if note else 1.0)

@@ -78,6 +78,16 @@ class CellValue:
     kind: Literal["number", "rank", "year", "season", "time", "date", "empty", "text"] = "text"
 
 
+# A note's mark beside a cell's text: "[ 3 ]", "[a]", "*", "†" (a county seat, a deceased player)
+NOTE_MARKS = re.compile(r"\[[^\[\]]*\]|[*†‡§#^]")
+
+
+def without_marks(text: str) -> str:
+    """A cell's text as an answer: its note marks dropped ("† Mount Pleasant" is "Mount Pleasant");
+    parentheses stay, they are often part of a name ("Ichamati ( Ichhamati ) River")."""
+    return " ".join(NOTE_MARKS.sub(" ", text).split())
+
+
 def is_empty(text: str) -> bool:
     return text.strip().casefold() in _EMPTY
 

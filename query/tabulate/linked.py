@@ -19,7 +19,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-from query.tabulate.cells import read_cell
+from query.tabulate.cells import NOTE_MARKS, read_cell
 
 LEAD_CHARS = 400
 """How far into a lead the birth or founding date is looked for: past it, dates are of other things."""
@@ -94,7 +94,7 @@ def start_date(lead: str) -> tuple[dt.date, str] | None:
 
 _NAME_END = re.compile(r"\s(?:\(|,|is|was|are|were|known)\s")
 # A roster's marks beside a name: "( c )" captain, "[ 3 ]" a note, "*", "†", "(vc)"
-_CELL_MARKS = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|[*†‡§#^]")
+_CELL_MARKS = re.compile(r"\([^()]*\)|" + NOTE_MARKS.pattern)
 MAX_NAME_WORDS = 8
 
 

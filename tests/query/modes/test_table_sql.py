@@ -156,6 +156,8 @@ def test_pick_table_votes_by_rank():
         ("Who was the oldest player in the squad?", "player"),
         ("What is the nickname of the team with the most wins?", "nickname"),  # read, not the cell
         ("When was the oldest player born?", None),
+        ("Who founded the town with the greatest population in the county?", None),  # the town's page
+        ("Who is the oldest German athlete who won silver?", "athlete"),
     ],
 )
 def test_the_head_noun_decides_between_the_cell_and_a_reading(question, head):
@@ -262,6 +264,31 @@ def test_a_question_about_the_picked_rows_subject_tells_the_reader_which_row_sql
     assert final[0] == chosen.evidence_id
     assert note is not None and "row [1]" in note and f"all {len(raw[table_id]['data'])} rows" in note
     assert result.table.operation in note
+    assert f"Its subject is {chosen.cells[0].text}" in note  # the club, named: no description to resolve
+
+
+def test_the_hop_reads_the_chosen_rows_subject_page_first(engine, raw):
+    """ "What country is the engine manufacturer with the most wins from?": the row's Years-won cell
+    links to eighteen Grand Prix pages and its Manufacturer cell to one; the manufacturer's lead is read
+    right after the row, not after whichever Grand Prix pages sort first."""
+    from query.modes.table_sql import TableSqlMode
+
+    table_id = "Belgian_Grand_Prix_2"
+    data = raw[table_id]["data"]
+    best = max(data, key=lambda row: int(row[0][0]))  # Wins, Manufacturer, Years won
+    subject = best[1][1][0].removeprefix("/wiki/").replace("_", " ")
+    assert len(best[2][1]) > 3  # the years link to more pages than the hop reads
+    pipeline = _Recording(engine)
+    on = TableSqlSettings(retrieved_tables=True)
+    mode = TableSqlMode(pipeline, engine.store, engine.reader.tables, on, graph=engine.reader.graph)
+    question = "What country is the engine manufacturer with the most Belgian Grand Prix wins from?"
+    result = mode.run(engine.understand(question))
+    assert result.table is not None and result.table.source == f"wikipedia table {table_id}"
+    _, final = pipeline.reads[-1]
+    windows = TableSqlSettings().subject_windows
+    hops = engine.store.get(final[1 : 1 + windows])
+    assert [row.page_title for row in hops] == [subject] * windows, [r.text[:60] for r in hops]
+    assert result.evidence[1].page_title == subject
 
 
 def test_a_count_of_one_things_value_is_not_counted_over_rows(engine, small_llm):

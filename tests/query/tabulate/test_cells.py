@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from query.tabulate.cells import column_type, read_cell
+from query.tabulate.cells import column_type, read_cell, without_marks
 from query.tabulate.frame import ROW_COLUMN, identifier, typed_table
 from schemas.wikipedia import LinkRef, TableCell, TableRow
 from tests.conftest import OTTQA
@@ -50,6 +50,19 @@ def test_dates_in_three_spellings_are_one_value() -> None:
     dates = {read_cell(t).date for t in ("12 May 2004", "May 12, 2004", "2004-05-12")}
     assert dates == {dt.date(2004, 5, 12)}
     assert read_cell("31 February 2004").kind == "text"  # not a day: no guess
+
+
+@pytest.mark.parametrize(
+    ("text", "answer"),
+    [
+        ("† Mount Pleasant", "Mount Pleasant"),
+        ("Ford *", "Ford"),
+        ("Ichamati ( Ichhamati ) River [ 2 ]", "Ichamati ( Ichhamati ) River"),  # a name's parentheses stay
+        ("Bologna", "Bologna"),
+    ],
+)
+def test_an_answer_from_a_cell_drops_its_note_marks(text: str, answer: str) -> None:
+    assert without_marks(text) == answer
 
 
 def test_a_column_is_typed_by_most_of_its_cells() -> None:
