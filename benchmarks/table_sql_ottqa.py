@@ -158,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
                     "sql": answered.table.sql if answered.table is not None else None,
                     "selected": answered.table.selected if answered.table is not None else None,
                     "row_holds_gold": _row_holds(raw, answered, golds),
+                    "read_rank": first_presence_rank([e.text for e in answered.evidence], golds),
                     "decline": step.reason if step.outcome == "declined" else None,
                     "ms_without": round(base_ms, 1),
                     "ms_with": round(with_ms, 1),
