@@ -78,8 +78,9 @@ class CellValue:
     kind: Literal["number", "rank", "year", "season", "time", "date", "empty", "text"] = "text"
 
 
-# A note's mark beside a cell's text: "[ 3 ]", "[a]", "*", "†" (a county seat, a deceased player)
-NOTE_MARKS = re.compile(r"\[[^\[\]]*\]|[*†‡§#^]")
+# A note's mark beside a cell's text: "[ 3 ]", "[a]", "*", "†" (a county seat, a deceased player); not
+# "#", which is part of names ("C#")
+NOTE_MARKS = re.compile(r"\[[^\[\]]*\]|[*†‡§^]")
 
 
 def without_marks(text: str) -> str:

@@ -94,7 +94,7 @@ def start_date(lead: str) -> tuple[dt.date, str] | None:
 
 _NAME_END = re.compile(r"\s(?:\(|,|is|was|are|were|known)\s")
 # A roster's marks beside a name: "( c )" captain, "[ 3 ]" a note, "*", "†", "(vc)"
-_CELL_MARKS = re.compile(r"\([^()]*\)|" + NOTE_MARKS.pattern)
+_CELL_MARKS = re.compile(r"\([^()]*\)|#|" + NOTE_MARKS.pattern)
 MAX_NAME_WORDS = 8
 
 

@@ -59,6 +59,7 @@ def test_dates_in_three_spellings_are_one_value() -> None:
         ("Ford *", "Ford"),
         ("Ichamati ( Ichhamati ) River [ 2 ]", "Ichamati ( Ichhamati ) River"),  # a name's parentheses stay
         ("Bologna", "Bologna"),
+        ("C#", "C#"),  # a name, not a note
     ],
 )
 def test_an_answer_from_a_cell_drops_its_note_marks(text: str, answer: str) -> None:
