@@ -18,10 +18,13 @@ its rows from the index (``index.tables``), types its columns (``query.tabulate`
 column by its header, and runs a template SELECT on DuckDB (``query.sql``). "The oldest player" over a
 roster with no age column ranks by the birth (or founding) dates the leads of the rows' linked pages
 state (``query.tabulate.linked``), each such cell naming the passage it was read from. A category value
-the question names ("the oldest *German* athlete who won *silver*") conditions the ranking
-(``query.tabulate.filters``; bound as parameters). Then:
+the question names ("the oldest *German* athlete who won *silver*"), or a name a few cells hold ("the
+earliest final *in Ecuador*" over tournaments "Ecuador F3", …), conditions the ranking or the place in
+the table's order (``query.tabulate.filters``; bound as parameters). Then:
 
-- a "which/what <noun>" question whose noun heads a column is answered by that cell of the row;
+- a "which/what <noun>" question whose noun heads a column is answered by that cell of the row, and
+  one whose noun is what the table lists ("which *natural park*" over "… / Natural Parks") by the row's
+  subject cell;
 - a "full name" question by the name the lead of the row's linked page opens with;
 - any other question is read from the chosen row first, with the lead passages of the pages its
   cells link to after it (the hop; the row subject's own page first), then the rest of the evidence:
@@ -69,6 +72,7 @@ from query.tabulate.columns import answer_column, header_words, measure_column
 from query.tabulate.filters import RowFilter, row_filters
 from query.tabulate.frame import QuestionTable, typed_table
 from query.tabulate.linked import full_name, start_date
+from query.text import fold
 from query.understand.entity_sets import set_question, set_readings
 from query.understand.properties import PropertyLabels
 from query.understand.table_ops import IMPLIED, ORDINALS, TableOp, asks_a_value, table_op
@@ -210,9 +214,51 @@ def _direct_column(question: str, table: QuestionTable, op: TableOp, exclude: st
     if head is None or not op.target or head != op.target[0]:
         return None
     column = answer_column(table, op, exclude)
-    if column is None or not ({head, head.rstrip("s")} & header_words(column.header)):
+    if column is None:
         return None
-    return column.name
+    if {head, head.rstrip("s")} & header_words(column.header) or _names_the_rows(question, head, table.title):
+        return column.name
+    return None
+
+
+def _names_the_rows(question: str, head: str, title: str) -> bool:
+    """ "Which *natural park* has the largest area?" over "… / Natural Parks": the question's noun is
+    what the table lists, so the row's subject cell is the answer. The noun is the head with the word
+    after it when that is not a verb ("protected landscape", "natural park"), matched at a word start of
+    the title, so "park" alone does not match "Parker"."""
+    words = [w for w in fold(question).replace("-", " ").split() if w.isalpha()]
+    if head not in words:
+        return False
+    at = words.index(head)
+    phrase = words[at : at + 2] if at + 1 < len(words) and words[at + 1] not in _VERBS else [head]
+    return re.search(rf"(?<!\w){re.escape(' '.join(phrase))}", fold(title)) is not None
+
+
+_VERBS = frozenset(
+    [
+        "is",
+        "was",
+        "are",
+        "were",
+        "has",
+        "had",
+        "have",
+        "did",
+        "does",
+        "do",
+        "won",
+        "win",
+        "wins",
+        "scored",
+        "holds",
+        "held",
+        "finished",
+        "played",
+        "in",
+        "of",
+        "with",
+    ]
+)
 
 
 class TableSqlMode:
@@ -310,10 +356,12 @@ class TableSqlMode:
                 subject = answer_column(table, op, measure.column.name)
                 skip = {measure.column.name, *([subject.name] if subject is not None else [])}
                 filters = row_filters(table, understanding.question, skip)
-                where = [(f.column, f.value) for f in filters]
+                where = [f.condition() for f in filters]
                 query = superlative(measure.column.name, measure.direction, op.k, where)
             else:
-                query = position(op.k, op.from_end)
+                subject = answer_column(table, op)
+                filters = row_filters(table, understanding.question, {subject.name} if subject else set())
+                query = position(op.k, op.from_end, [f.condition() for f in filters])
             try:
                 out = run_select(query.sql, {TABLE: table.arrow}, query.params)
             except (SqlRejected, SqlFailed) as exc:
@@ -557,7 +605,7 @@ class TableSqlMode:
                 shown = [*shown, table.row(index)]
         what = " ".join(op.measure) or (measure.column.header if measure else "")
         if filters:
-            what += " among the rows where " + " and ".join(f"{f.header} is {f.value!r}" for f in filters)
+            what += " among the rows where " + " and ".join(f.describe() for f in filters)
         if written_by is not None:
             what += f" (SQL written by {written_by})"
         return TableSql(
@@ -580,7 +628,7 @@ class TableSqlMode:
                 for r in shown
             ],
             total_rows=len(table.rows),
-            operation=f"{op.kind}: {op.cue} {what}".strip(),
+            operation=" ".join(f"{op.kind}: {op.cue} {what}".split()),
             sql=sql,
             params=list(query.params),
             selected=selected,

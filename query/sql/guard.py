@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 _FUNCTIONS = """count sum avg mean min max median mode quantile_cont quantile_disc
     stddev stddev_samp stddev_pop
     variance var_samp var_pop corr covar_samp covar_pop arg_max arg_min argmax argmin max_by min_by first
-    last any_value list string_agg group_concat count_star bool_and bool_or
+    last any_value list list_contains string_agg group_concat count_star bool_and bool_or
     abs round floor ceil ceiling sign sqrt power pow ln log log10 log2 exp greatest least
     coalesce nullif ifnull cast try_cast
     lower upper lcase ucase length trim ltrim rtrim substr substring replace concat contains

@@ -29,24 +29,33 @@ def superlative(
     measure: str, direction: Literal["max", "min"], k: int = 1, where: Sequence[tuple[str, Any]] = ()
 ) -> SqlQuery:
     """Rows at the k-th distinct value of ``measure``, largest first for max (ties all returned),
-    among the rows whose ``where`` columns hold the given values (bound as parameters)."""
+    among the rows ``where`` keeps (``conditions``)."""
     column = quote_identifier(measure)
     order = "DESC" if direction == "max" else "ASC"
-    conditions = "".join(
-        f" AND {quote_identifier(name)} = ${n}" for n, (name, _) in enumerate(where, start=2)
-    )
     sql = (
-        f"SELECT {ROW}, {column} AS value FROM {TABLE} WHERE {column} IS NOT NULL{conditions} "
+        f"SELECT {ROW}, {column} AS value FROM {TABLE} WHERE {column} IS NOT NULL{conditions(where, 2)} "
         f"QUALIFY dense_rank() OVER (ORDER BY {column} {order}) = $1 ORDER BY {ROW}"
     )
     return SqlQuery(sql=sql, params=[k, *(value for _, value in where)], kind="superlative")
 
 
-def position(k: int = 1, from_end: bool = False) -> SqlQuery:
-    """The k-th row in the table's own order, from the top or from the bottom."""
+def position(k: int = 1, from_end: bool = False, where: Sequence[tuple[str, Any]] = ()) -> SqlQuery:
+    """The k-th row in the table's own order, from the top or from the bottom, of the rows ``where``
+    keeps (``conditions``)."""
     order = "DESC" if from_end else "ASC"
-    sql = f"SELECT {ROW} FROM {TABLE} ORDER BY {ROW} {order} LIMIT 1 OFFSET $1"
-    return SqlQuery(sql=sql, params=[k - 1], kind="position")
+    kept = f" WHERE{conditions(where, 2)[4:]}" if where else ""
+    sql = f"SELECT {ROW} FROM {TABLE}{kept} ORDER BY {ROW} {order} LIMIT 1 OFFSET $1"
+    return SqlQuery(sql=sql, params=[k - 1, *(value for _, value in where)], kind="position")
+
+
+def conditions(where: Sequence[tuple[str, Any]], first: int) -> str:
+    """`` AND …`` for each (column, value) of ``where``, its value bound as ``$first``, ``$first+1``, …:
+    the column equal to the value, or — for the ``row_index`` column — the row among a list of row
+    indexes (the rows the caller matched, e.g. those whose cells mention a name the question writes)."""
+    return "".join(
+        f" AND list_contains(${n}, {ROW})" if name == ROW else f" AND {quote_identifier(name)} = ${n}"
+        for n, (name, _) in enumerate(where, start=first)
+    )
 
 
 def count_rows() -> SqlQuery:

@@ -8,6 +8,14 @@ is written in the question as a whole word or phrase conditions the ranking on t
 with many distinct values (names, titles) is not a category, and a value the table's own title holds
 describes every row, so neither conditions it. The values are matched here and bound as SQL
 parameters; the question's text never reaches the SQL.
+
+A column of many values (a tournament, a venue) can still be named by part of a cell: "the earliest
+final *in Ecuador*" over tournaments "Ecuador F3", "Venezuela F4", …; "the last game played at the
+*Navy-Marine Corps Memorial Stadium*" over sites "Navy-Marine Corps Memorial Stadium Annapolis, MD".
+A name the question writes (a run of capitalised words, not in the title or a header) that a few of
+one column's cells hold as whole words — at most half of the rows, so it selects — conditions the
+operation on those rows (``mentions``: their row indexes, bound as one list parameter). Names are
+matched, never values guessed, so a question naming nothing in the table ranks it whole.
 """
 
 from __future__ import annotations
@@ -15,19 +23,35 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from query.tabulate.frame import QuestionTable
+from query.tabulate.frame import ROW_COLUMN, QuestionTable
 from query.text import STOPWORDS, fold
 
 MAX_CATEGORIES = 12
 """A text column with more distinct values than this is a name or a title, not a category."""
 MIN_VALUE_CHARS = 3
+MAX_MENTION_SHARE = 0.5
+"""A name held by more than this share of a column's rows describes the table, not a condition."""
+_NAME_PARTICLES = frozenset(
+    ["de", "del", "della", "la", "le", "of", "da", "di", "do", "dos", "das", "du", "van", "von", "der", "den"]
+)
+_EDGE_PUNCTUATION = ',;:?!()[]"“”'
 
 
 @dataclass(frozen=True)
 class RowFilter:
     column: str  # SQL name
     header: str
-    value: str  # the cell text, as the table writes it
+    value: str  # the cell text, as the table writes it; for ``mentions``, the name the question writes
+    mentions: tuple[int, ...] = ()
+    """Set for a name held inside cells: the row indexes whose cell holds it (the condition is those rows)."""
+
+    def condition(self) -> tuple[str, object]:
+        """(column, value) for the SQL templates: a cell equal to the value, or the rows named."""
+        return (ROW_COLUMN, list(self.mentions)) if self.mentions else (self.column, self.value)
+
+    def describe(self) -> str:
+        verb = "mentions" if self.mentions else "is"
+        return f"{self.header} {verb} {self.value!r}"
 
 
 def row_filters(
@@ -46,7 +70,54 @@ def row_filters(
         named = [v for v in values if _named(fold(v), asked) and fold(v) not in title]
         if len(named) == 1:
             found.append(RowFilter(column.name, column.header, named[0]))
+    taken = exclude | {f.column for f in found}
+    return found + mention_filters(table, question, taken)
+
+
+def mention_filters(
+    table: QuestionTable, question: str, exclude: set[str] | frozenset[str] = frozenset()
+) -> list[RowFilter]:
+    """Names the question writes that a few cells of one text column hold: one condition per column
+    (the rows holding any of its names), none on ``exclude``."""
+    headers = " ".join(fold(c.header) for c in table.columns)
+    title = fold(table.title)
+    names = {n: written for n, written in _names(question).items() if n not in title and n not in headers}
+    if not names:
+        return []
+    found: list[RowFilter] = []
+    for column in table.columns:
+        if column.type != "text" or column.name in exclude or column.name in table.derived:
+            continue
+        cells = {r.row_index: fold(table.cell_text(r.row_index, column.name)) for r in table.rows}
+        held = [n for n in names if any(_named(n, cell) for cell in cells.values())]
+        rows = tuple(i for i, cell in cells.items() if any(_named(n, cell) for n in held))
+        if rows and len(rows) <= MAX_MENTION_SHARE * len(cells):
+            written = " / ".join(names[n] for n in held)
+            found.append(RowFilter(column.name, column.header, written, mentions=rows))
     return found
+
+
+def _names(question: str) -> dict[str, str]:
+    """The runs of capitalised words ``question`` writes (folded → as written), with the lower-case
+    particles names hold inside them ("Zamboanga del Norte", "Bank of America"); stop words ("For the
+    earliest …") and punctuation end a run: "navy-marine corps memorial stadium", "ecuador"."""
+    runs: dict[str, str] = {}
+    run: list[str] = []
+    particles: list[str] = []  # lower-case words after the run, kept only if a capitalised one follows
+    for token in [*question.split(), ""]:
+        word = token.strip(_EDGE_PUNCTUATION)
+        if word[:1].isupper() and fold(word) not in STOPWORDS:
+            run += [*particles, word]
+            particles = []
+            if word == token:
+                continue
+        elif run and word in _NAME_PARTICLES and word == token:
+            particles.append(word)
+            continue
+        if run and len(written := " ".join(run)) >= MIN_VALUE_CHARS:
+            runs.setdefault(fold(written), written)
+        run, particles = [], []
+    return runs
 
 
 def _named(value: str, asked: str) -> bool:
@@ -55,4 +126,4 @@ def _named(value: str, asked: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", asked) is not None
 
 
-__all__ = ["MAX_CATEGORIES", "RowFilter", "row_filters"]
+__all__ = ["MAX_CATEGORIES", "RowFilter", "mention_filters", "row_filters"]

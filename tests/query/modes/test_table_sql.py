@@ -379,6 +379,86 @@ def test_row_filters_take_one_named_value_of_a_category_column():
     assert row_filters(table, "Who is the oldest Athlete 3?") == []  # 14 names: not a category
 
 
+def _area(text: str) -> float:
+    """ "15,792.00 ha ( 39,022.9 acres )" → 15792.0: the hectares the cell states first."""
+    return float(text.split()[0].replace(",", ""))
+
+
+def test_a_name_inside_a_cell_conditions_the_ranking(engine, raw):
+    """ "The largest protected landscape in Zamboanga del Norte": the Location column has a value per
+    province (not a category), yet the question names one; the largest is taken among the rows whose
+    Location holds that name, given to the SQL as their row indexes."""
+    table_id = "List_of_protected_areas_of_the_Philippines_3"
+    names, areas = _column(raw, table_id, "Name"), _column(raw, table_id, "Area")
+    places = _column(raw, table_id, "Location")
+    held = [i for i, place in enumerate(places) if "Zamboanga del Norte" in place]
+    assert 2 <= len(held) <= len(places) / 2
+    best = max(held, key=lambda i: _area(areas[i]))
+    assert best != max(range(len(areas)), key=lambda i: _area(areas[i]))  # the condition changes the row
+    result = engine.ask("Which protected landscape in Zamboanga del Norte has the largest area?")
+    assert result.mode == "table-sql", result.route
+    table = result.table
+    assert table.source == f"wikipedia table {table_id}" and table.selected == [best]
+    assert "list_contains($2, row_index)" in table.sql and table.params == [1, held]
+    assert "Location mentions 'Zamboanga del Norte'" in table.operation
+    assert result.answer == names[best]  # "which protected landscape": the table lists them, its Name cell
+
+
+def test_a_place_in_the_tables_order_counts_among_the_rows_the_question_names(engine, raw):
+    table_id = "George_Augustus_Vaughn,_Jr._0"
+    opponents = _column(raw, table_id, "Opponent")
+    last = max(i for i, o in enumerate(opponents) if o == "Rumpler C.IV")
+    assert last != len(opponents) - 1
+    result = engine.ask("Where was the last aerial victory of George Vaughn over a Rumpler C.IV?")
+    assert result.mode == "table-sql", result.route
+    table = result.table
+    assert table.source == f"wikipedia table {table_id}" and table.selected == [last]
+    assert '"opponent" = $2' in table.sql and table.params == [0, "Rumpler C.IV"]
+
+
+def test_mention_filters_take_names_a_few_cells_hold():
+    from query.tabulate.filters import mention_filters
+    from query.tabulate.frame import typed_table
+    from schemas.wikipedia import TableCell, TableRow
+
+    def row(i: int, *texts: str) -> TableRow:
+        cells = [
+            TableCell(column=c, header=h, text=t, links=[])
+            for c, (h, t) in enumerate(zip(("Date", "Tournament", "Partner"), texts, strict=True))
+        ]
+        return TableRow(
+            table_id="T_1", page_id=1, page_title="Mauricio Echazú", section_path=["Doubles finals"],
+            table_index=1, caption=None, row_index=i, cells=cells,
+        )  # fmt: skip
+
+    places = ["Ecuador F3", "Venezuela F4", "Ecuador F6", "Chile F2", "Perú F5", "Bolivia F3"]
+    partners = [
+        "Sebastián Rivera",
+        "Iván Endara",
+        "Sebastián Rivera",
+        "Ariel Behar",
+        "Iván Endara",
+        "Ariel Behar",
+    ]
+    table = typed_table(
+        [row(i, f"{2006 + i}", p, q) for i, (p, q) in enumerate(zip(places, partners, strict=True))]
+    )
+    found = mention_filters(
+        table, "For the earliest Doubles final in Ecuador , who was Mauricio Echazú 's partner ?"
+    )
+    assert [(f.header, f.value, f.mentions) for f in found] == [("Tournament", "Ecuador", (0, 2))]
+    assert found[0].condition() == ("row_index", [0, 2])
+    # accents fold ("Peru" names "Perú"); two names in one column keep either's rows
+    two = mention_filters(table, "Of the finals in Peru and Bolivia , which came last ?")
+    assert [f.mentions for f in two] == [(4, 5)]
+    assert mention_filters(table, "Which final with Mauricio Echazú came last ?") == []  # the title's name
+    # a name half the rows or more hold does not select: 3 of 6 is kept, 4 of 6 is not
+    assert mention_filters(table, "Which final with Sebastián Rivera or Iván Endara came last ?") == []
+    assert [f.header for f in mention_filters(table, "Which final with Ariel Behar came last ?")] == [
+        "Partner"
+    ]
+
+
 def test_a_written_count_of_zero_is_declined_not_answered(engine, raw, small_llm):
     """A count whose condition matches no row is more often the model's wrong condition than a true
     zero (OTT-QA's tuning fold: every 0 was wrong), so the next mode answers instead."""

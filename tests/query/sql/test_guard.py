@@ -85,3 +85,26 @@ def test_a_hostile_column_name_is_only_a_name_once_quoted() -> None:
     table = {"t": pa.table({name: [1, 2, 3]})}
     result = run_select(f"SELECT max({quote_identifier(name)}) FROM t", table)
     assert result.rows == [[3]]
+
+
+def test_template_conditions_bind_values_and_row_lists() -> None:
+    """A place in order and a ranking among the rows a question names: an equal cell, or the row indexes
+    the caller matched (``list_contains``), each bound as a parameter and run on DuckDB."""
+    from query.sql.templates import ROW, TABLE, position, superlative
+
+    table = pa.table(
+        {
+            ROW: pa.array(range(6), pa.int32()),
+            "opponent": ["Pfalz", "Rumpler", "Rumpler", "Fokker", "Rumpler", "Fokker"],
+            "score": [5.0, 9.0, 7.0, 8.0, 3.0, 1.0],
+        }
+    )
+    rumplers = [i for i, o in enumerate(table.column("opponent").to_pylist()) if o == "Rumpler"]
+    last = position(1, from_end=True, where=[("opponent", "Rumpler")])
+    assert run_select(last.sql, {TABLE: table}, last.params).rows == [[max(rumplers)]]
+    second = position(2, where=[(ROW, [0, 3, 5])])
+    assert "list_contains($2, row_index)" in second.sql
+    assert run_select(second.sql, {TABLE: table}, second.params).rows == [[3]]
+    lowest = superlative("score", "min", 1, [("opponent", "Rumpler"), (ROW, [1, 2, 3])])
+    assert lowest.params == [1, "Rumpler", [1, 2, 3]]
+    assert run_select(lowest.sql, {TABLE: table}, lowest.params).rows == [[2, 7.0]]
