@@ -296,7 +296,16 @@ class TableSqlMode:
 
     def estimate(self, understanding: Understanding) -> tuple[float, str]:
         if self.sets is not None and (asked := set_question(understanding.question)) is not None:
-            return self.settings.set_estimate, f"a set question ({asked.kind}) over entities of the graph"
+            why = f"a set question ({asked.kind}) over entities of the graph"
+            if (
+                self.settings.retrieved_tables
+                and self.tables is not None
+                and (op := table_op(understanding.question))
+            ):
+                why += (
+                    f", else a row of a retrieved table by '{op.cue}'"  # what answers when the graph cannot
+                )
+            return self.settings.set_estimate, why
         if not self.settings.retrieved_tables:
             return 0.0, "no set question, and the retrieved-table path is off (table_sql.retrieved_tables)"
         if self.tables is None:
