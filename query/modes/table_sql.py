@@ -234,31 +234,10 @@ def _names_the_rows(question: str, head: str, title: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(' '.join(phrase))}", fold(title)) is not None
 
 
-_VERBS = frozenset(
-    [
-        "is",
-        "was",
-        "are",
-        "were",
-        "has",
-        "had",
-        "have",
-        "did",
-        "does",
-        "do",
-        "won",
-        "win",
-        "wins",
-        "scored",
-        "holds",
-        "held",
-        "finished",
-        "played",
-        "in",
-        "of",
-        "with",
-    ]
-)
+_VERBS = frozenset({
+    "is", "was", "are", "were", "has", "had", "have", "did", "does", "do", "won", "win", "wins", "scored",
+    "holds", "held", "finished", "played", "in", "of", "with",
+})  # fmt: skip
 
 
 class TableSqlMode:
@@ -297,14 +276,9 @@ class TableSqlMode:
     def estimate(self, understanding: Understanding) -> tuple[float, str]:
         if self.sets is not None and (asked := set_question(understanding.question)) is not None:
             why = f"a set question ({asked.kind}) over entities of the graph"
-            if (
-                self.settings.retrieved_tables
-                and self.tables is not None
-                and (op := table_op(understanding.question))
-            ):
-                why += (
-                    f", else a row of a retrieved table by '{op.cue}'"  # what answers when the graph cannot
-                )
+            retrieved = self.settings.retrieved_tables and self.tables is not None
+            if retrieved and (op := table_op(understanding.question)) is not None:
+                why += f", else a table row by '{op.cue}'"  # what answers when the graph cannot
             return self.settings.set_estimate, why
         if not self.settings.retrieved_tables:
             return 0.0, "no set question, and the retrieved-table path is off (table_sql.retrieved_tables)"
