@@ -110,6 +110,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip", type=int, default=0, help="leave out the fold's first N questions")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks/results/table_sql/ottqa")
     parser.add_argument("--engine-config", type=Path, help="engine config (default: the shipped one)")
+    parser.add_argument(
+        "--only",
+        type=Path,
+        help="a file of question ids, one a line: only those of the fold (a change's own questions)",
+    )
     args = parser.parse_args(argv)
     questions = load_benchmark("ottqa", args.questions)
     raw = _RawOttqa(args.questions if args.questions.is_dir() else args.questions.parent)
@@ -117,6 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     fold = [(q, op) for q, op in cued if fold_of(q.id, args.seed, args.tune_share) == args.fold]
     fold = fold[args.skip :]
     fold = fold[: args.limit] if args.limit else fold
+    if args.only:
+        wanted = set(args.only.read_text().split())
+        fold = [(q, op) for q, op in fold if q.id in wanted]
     args.out.mkdir(parents=True, exist_ok=True)
     results_path = args.out / f"{args.fold}.jsonl"
     done = {}
@@ -196,6 +204,7 @@ def _report(args, argv, cued, rows, version) -> list[str]:
     lines = [
         f"# table-sql on OTT-QA dev cue questions: {args.fold} fold ({n} questions"
         + (f", after its first {args.skip}" if args.skip else "")
+        + (f", only the ids in {args.only}" if args.only else "")
         + ")",
         "",
         f"Command: `{command}`",
