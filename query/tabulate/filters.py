@@ -106,6 +106,8 @@ def _names(question: str) -> dict[str, str]:
     particles: list[str] = []  # lower-case words after the run, kept only if a capitalised one follows
     for token in [*question.split(), ""]:
         word = token.strip(_EDGE_PUNCTUATION)
+        if word.endswith(".") and word.count(".") == 1:  # a sentence's full stop, not "A.F.C."
+            word = word[:-1]
         if word[:1].isupper() and fold(word) not in STOPWORDS:
             run += [*particles, word]
             particles = []

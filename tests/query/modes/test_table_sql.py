@@ -448,6 +448,8 @@ def test_mention_filters_take_names_a_few_cells_hold():
     )
     assert [(f.header, f.value, f.mentions) for f in found] == [("Tournament", "Ecuador", (0, 2))]
     assert found[0].condition() == ("row_index", [0, 2])
+    stated = mention_filters(table, "Name the partner in the earliest final in Ecuador.")
+    assert [f.mentions for f in stated] == [(0, 2)]  # the full stop is not part of the name
     # accents fold ("Peru" names "Perú"); two names in one column keep either's rows
     two = mention_filters(table, "Of the finals in Peru and Bolivia , which came last ?")
     assert [f.mentions for f in two] == [(4, 5)]
