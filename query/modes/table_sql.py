@@ -72,7 +72,7 @@ from query.tabulate.columns import answer_column, header_words, measure_column
 from query.tabulate.filters import RowFilter, row_filters
 from query.tabulate.frame import QuestionTable, typed_table
 from query.tabulate.linked import full_name, start_date
-from query.text import fold
+from query.text import STOPWORDS, fold
 from query.understand.entity_sets import set_question, set_readings
 from query.understand.properties import PropertyLabels
 from query.understand.table_ops import IMPLIED, ORDINALS, TableOp, asks_a_value, table_op
@@ -230,14 +230,13 @@ def _names_the_rows(question: str, head: str, title: str) -> bool:
     if head not in words:
         return False
     at = words.index(head)
-    phrase = words[at : at + 2] if at + 1 < len(words) and words[at + 1] not in _VERBS else [head]
+    after = words[at + 1] if at + 1 < len(words) else ""
+    phrase = [head, after] if after and after not in STOPWORDS and after not in _ROW_VERBS else [head]
     return re.search(rf"(?<!\w){re.escape(' '.join(phrase))}", fold(title)) is not None
 
 
-_VERBS = frozenset({
-    "is", "was", "are", "were", "has", "had", "have", "did", "does", "do", "won", "win", "wins", "scored",
-    "holds", "held", "finished", "played", "in", "of", "with",
-})  # fmt: skip
+_ROW_VERBS = frozenset({"won", "win", "wins", "scored", "holds", "held", "finished", "played"})
+"""Verbs after "which <noun>" that are not stop words: "which team *won* the most"."""
 
 
 class TableSqlMode:

@@ -89,10 +89,10 @@ def mention_filters(
         if column.type != "text" or column.name in exclude or column.name in table.derived:
             continue
         cells = {r.row_index: fold(table.cell_text(r.row_index, column.name)) for r in table.rows}
-        held = [n for n in names if any(_named(n, cell) for cell in cells.values())]
-        rows = tuple(i for i, cell in cells.items() if any(_named(n, cell) for n in held))
+        hits = {n: {i for i, cell in cells.items() if _named(n, cell)} for n in names}
+        rows = tuple(sorted(set().union(*hits.values())))
         if rows and len(rows) <= MAX_MENTION_SHARE * len(cells):
-            written = " / ".join(names[n] for n in held)
+            written = " / ".join(names[n] for n in names if hits[n])
             found.append(RowFilter(column.name, column.header, written, mentions=rows))
     return found
 
