@@ -65,7 +65,7 @@ from query.modes.entity_sets import EntitySetPlanner, SetDeclined
 from query.modes.set_answers import NAME, SetAnswerer
 from query.retrieve.evidence_store import EvidenceRow, EvidenceStore
 from query.sql.guard import SqlFailed, SqlRejected, run_select
-from query.sql.templates import ROW, TABLE, SqlQuery, position, superlative, value_text
+from query.sql.templates import ROW, TABLE, SqlQuery, position, rows_where, superlative, value_text
 from query.sql.writer import SqlWriter
 from query.tabulate.cells import without_marks
 from query.tabulate.columns import answer_column, header_words, measure_column
@@ -287,7 +287,9 @@ class TableSqlMode:
         if op is None:
             return 0.0, "no superlative, ordinal or position over rows in the question"
         if op.kind == "count" and (why := self._no_count(understanding.question)) is not None:
-            return 0.0, why
+            if not asks_a_value(understanding.question):
+                return 0.0, why
+            return self.settings.estimate, "a number about one thing, read from the one row it names by value"
         return self.settings.estimate, f"the question asks for a row by '{op.cue}'"
 
     def run(self, understanding: Understanding) -> QueryResult | Declined:
@@ -312,8 +314,11 @@ class TableSqlMode:
         op = table_op(understanding.question)
         if op is None or self.tables is None:
             return Declined(NAME, "no row operation this mode can run")
+        value_why = None
         if op.kind == "count" and (why := self._no_count(understanding.question)) is not None:
-            return Declined(NAME, why)
+            if not asks_a_value(understanding.question):
+                return Declined(NAME, why)
+            value_why = why
         staged = self.pipeline.run(understanding.question, understanding)
         final = [staged.rows[e] for e in staged.rankings["final"][: self.settings.table_from_top]]
         table_id = pick_table(final)
@@ -327,6 +332,8 @@ class TableSqlMode:
                 NAME, f"table {table_id} has {len(rows)} rows, over the cap of {self.settings.max_rows}"
             )
         table = typed_table(rows)
+        if value_why is not None:
+            return self._lookup(staged, table, op, understanding.question, value_why)
         measure = measure_column(table, op) if op.kind == "superlative" else None
         linked_note = None
         if measure is None and op.kind == "superlative" and "born" in op.implied:
@@ -398,6 +405,35 @@ class TableSqlMode:
         pages = table.cell_links(chosen.row_index, subject.name) if subject is not None else []
         name = without_marks(table.cell_text(chosen.row_index, subject.name)) if subject is not None else ""
         return self._read_from_row(staged, chosen, trace, note, pages, name or None)
+
+    def _lookup(
+        self, staged: Any, table: QuestionTable, op: TableOp, question: str, why: str
+    ) -> QueryResult | Declined:
+        """ "How many people live in the city that hosted the 2009 final?": a number about one thing,
+        which no count over rows gives. When the values the question names (a year, a name inside
+        cells, a category) select exactly one row of the table, that row is the thing: it and the
+        pages its cells link to are read first, as for a ranking's row. Any other number of rows and
+        the mode declines, so the retrieve-read mode reads the question as before."""
+        filters = row_filters(table, question)
+        if not filters:
+            return Declined(NAME, f"{why}; no value it names selects a row of {table.table_id}")
+        query = rows_where([f.condition() for f in filters])
+        try:
+            out = run_select(query.sql, {TABLE: table.arrow}, query.params)
+        except (SqlRejected, SqlFailed) as exc:
+            return Declined(NAME, f"the SQL over {table.table_id} failed: {exc}")
+        selected = [int(r[0]) for r in out.rows]
+        if len(selected) != 1:
+            many = f"{why}; the values it names select {len(selected)} rows of {table.table_id}"
+            return Declined(NAME, many)
+        chosen = table.row(selected[0])
+        trace = self._trace(table, op, query, out.sql, selected, None, None, None, None, filters)
+        named = " and ".join(f.describe() for f in filters)
+        trace = trace.model_copy(update={"operation": f"lookup: the row where {named}"})
+        subject = answer_column(table, op)
+        pages = table.cell_links(chosen.row_index, subject.name) if subject is not None else []
+        name = without_marks(table.cell_text(chosen.row_index, subject.name)) if subject is not None else ""
+        return self._read_from_row(staged, chosen, trace, None, pages, name or None)
 
     def _no_count(self, question: str) -> str | None:
         """Why a "how many" question is not counted over a table's rows, or None when it may be."""

@@ -22,7 +22,7 @@ ROW = "row_index"
 class SqlQuery:
     sql: str
     params: list[Any]
-    kind: Literal["superlative", "position", "count"]
+    kind: Literal["superlative", "position", "count", "lookup"]
 
 
 def superlative(
@@ -46,6 +46,13 @@ def position(k: int = 1, from_end: bool = False, where: Sequence[tuple[str, Any]
     kept = f" WHERE{conditions(where, 2)[4:]}" if where else ""
     sql = f"SELECT {ROW} FROM {TABLE}{kept} ORDER BY {ROW} {order} LIMIT 1 OFFSET $1"
     return SqlQuery(sql=sql, params=[k - 1, *(value for _, value in where)], kind="position")
+
+
+def rows_where(where: Sequence[tuple[str, Any]]) -> SqlQuery:
+    """Every row ``where`` keeps (``conditions``), in table order: the rows a question names by their
+    values ("the 2009 final"), for the caller to check that they are exactly one."""
+    sql = f"SELECT {ROW} FROM {TABLE} WHERE true{conditions(where, 1)} ORDER BY {ROW}"
+    return SqlQuery(sql=sql, params=[value for _, value in where], kind="lookup")
 
 
 def conditions(where: Sequence[tuple[str, Any]], first: int) -> str:

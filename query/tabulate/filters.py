@@ -16,6 +16,12 @@ A name the question writes (a run of capitalised words, not in the title or a he
 one column's cells hold as whole words — at most half of the rows, so it selects — conditions the
 operation on those rows (``mentions``: their row indexes, bound as one list parameter). Names are
 matched, never values guessed, so a question naming nothing in the table ranks it whole.
+
+A year works the same way over a column of dates or years: "the last player of the month *in 2008*"
+over Year cells "2007", "2008", "2009" is the last of the 2008 rows. Only a column whose header names a
+time ("Year", "Season", "Date", "Released") or whose cells are dates is matched, so a year inside a
+plot summary conditions nothing; a year in a range or after "since", "before", … ("from
+1988 to 2013", "since 1952") states an interval, not a row, and is left out.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from query.tabulate.columns import header_words
 from query.tabulate.frame import ROW_COLUMN, QuestionTable
 from query.text import STOPWORDS, fold
 
@@ -71,7 +78,9 @@ def row_filters(
         if len(named) == 1:
             found.append(RowFilter(column.name, column.header, named[0]))
     taken = exclude | {f.column for f in found}
-    return found + mention_filters(table, question, taken)
+    mentioned = mention_filters(table, question, taken)
+    taken |= {f.column for f in mentioned}
+    return found + mentioned + year_filters(table, question, taken)
 
 
 def mention_filters(
@@ -95,6 +104,58 @@ def mention_filters(
             written = " / ".join(names[n] for n in names if hits[n])
             found.append(RowFilter(column.name, column.header, written, mentions=rows))
     return found
+
+
+def year_filters(
+    table: QuestionTable, question: str, exclude: set[str] | frozenset[str] = frozenset()
+) -> list[RowFilter]:
+    """Years the question writes that a few cells of one time column hold: one condition per column
+    (the rows holding any of its years), none on ``exclude``."""
+    title = fold(table.title)
+    years = [y for y in _years(question) if y not in title]
+    if not years:
+        return []
+    found: list[RowFilter] = []
+    for column in table.columns:
+        if column.name in exclude or column.name in table.derived:
+            continue
+        if column.type != "date" and not header_words(column.header) & _TIME_HEADERS:
+            continue
+        cells = {r.row_index: table.cell_text(r.row_index, column.name) for r in table.rows}
+        held = [y for y in years if any(_holds_year(cell, y) for cell in cells.values())]
+        rows = tuple(sorted(i for i, cell in cells.items() if any(_holds_year(cell, y) for y in held)))
+        if rows and len(rows) <= MAX_MENTION_SHARE * len(cells):
+            found.append(RowFilter(column.name, column.header, " / ".join(held), mentions=rows))
+    return found
+
+
+_TIME_HEADERS = frozenset(
+    ["year", "years", "season", "seasons", "date", "dates", "released", "release", "aired", "held", "edition"]
+)
+_YEAR = re.compile(r"1[5-9]\d\d|20\d\d")
+_INTERVAL = frozenset(["since", "before", "after", "until", "till", "between", "from", "to", "and"])
+_RANGE_WORDS = ("-", "\u2013", "to", "and")
+
+
+def _years(question: str) -> list[str]:
+    """The years ``question`` writes as a point in time ("in 2008", "the 2017 building"), in order;
+    not one in a range ("1988 - 2013", "2012/13") or after a word that makes it an interval's end
+    ("since 1952")."""
+    words = question.split()
+    found: list[str] = []
+    for at, word in enumerate(words):
+        match = _YEAR.fullmatch(word.strip(_EDGE_PUNCTUATION + "."))
+        if match is None or (at and fold(words[at - 1]) in _INTERVAL):
+            continue
+        if at + 2 < len(words) and words[at + 1] in _RANGE_WORDS and _YEAR.match(words[at + 2]):
+            continue
+        if match.group() not in found:
+            found.append(match.group())
+    return found
+
+
+def _holds_year(cell: str, year: str) -> bool:
+    return re.search(rf"(?<!\d){year}(?!\d)", cell) is not None
 
 
 def _names(question: str) -> dict[str, str]:
@@ -128,4 +189,4 @@ def _named(value: str, asked: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", asked) is not None
 
 
-__all__ = ["MAX_CATEGORIES", "RowFilter", "mention_filters", "row_filters"]
+__all__ = ["MAX_CATEGORIES", "RowFilter", "mention_filters", "row_filters", "year_filters"]
