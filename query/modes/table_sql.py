@@ -34,7 +34,9 @@ the table's order (``query.tabulate.filters``; bound as parameters). Then:
 
 A ranking wins over a "how many" ("How many titles did the player with the most points win?": the
 table picks the player, the count is on the player's page); a "how many" about one thing ("How many
-seats does the stadium have?") is declined rather than counted over rows.
+seats does the stadium have?") is never counted over rows: when the values the question names (a
+year, a name inside cells, a category) select exactly one row ("the city that hosted the final *in
+2009*"), that row is the thing and is read like a ranking's row (a lookup), else the mode declines.
 
 With an instruct model configured, a question the templates cannot serve — a count ("how many of the
 clubs are from Minsk"), or a superlative whose quantity no header names by the rules — gets SQL written

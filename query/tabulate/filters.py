@@ -133,24 +133,29 @@ _TIME_HEADERS = frozenset(
     ["year", "years", "season", "seasons", "date", "dates", "released", "release", "aired", "held", "edition"]
 )
 _YEAR = re.compile(r"1[5-9]\d\d|20\d\d")
-_INTERVAL = frozenset(["since", "before", "after", "until", "till", "between", "from", "to", "and"])
-_RANGE_WORDS = ("-", "\u2013", "to", "and")
+_INTERVAL = frozenset(["since", "before", "after", "until", "till", "between", "from", "by"])
+_RANGE_WORDS = ("-", "\u2013", "to")
 
 
 def _years(question: str) -> list[str]:
     """The years ``question`` writes as a point in time ("in 2008", "the 2017 building"), in order;
-    not one in a range ("1988 - 2013", "2012/13") or after a word that makes it an interval's end
-    ("since 1952")."""
-    words = question.split()
+    not one in a range ("1988 - 2013", "between 1988 and 2013", "2012/13") or after a word that makes
+    it an interval's end ("since 1952")."""
+    words = [w.strip(_EDGE_PUNCTUATION + ".") for w in question.split()]
+
+    def year(at: int) -> bool:
+        return 0 <= at < len(words) and _YEAR.fullmatch(words[at]) is not None
+
     found: list[str] = []
     for at, word in enumerate(words):
-        match = _YEAR.fullmatch(word.strip(_EDGE_PUNCTUATION + "."))
-        if match is None or (at and fold(words[at - 1]) in _INTERVAL):
+        if not year(at) or (at and fold(words[at - 1]) in _INTERVAL):
             continue
-        if at + 2 < len(words) and words[at + 1] in _RANGE_WORDS and _YEAR.match(words[at + 2]):
-            continue
-        if match.group() not in found:
-            found.append(match.group())
+        if (at + 1 < len(words) and words[at + 1] in _RANGE_WORDS and year(at + 2)) or (
+            at and words[at - 1] in (*_RANGE_WORDS, "and") and year(at - 2)
+        ):
+            continue  # "1988 - 2013", "1988 to 2013", "between 1988 and 2013": an interval
+        if word not in found:
+            found.append(word)
     return found
 
 

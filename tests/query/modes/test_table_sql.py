@@ -293,7 +293,8 @@ def test_the_hop_reads_the_chosen_rows_subject_page_first(engine, raw):
 
 def test_a_count_of_one_things_value_is_not_counted_over_rows(engine, small_llm):
     """ "How many seats does the stadium of … have" is a value on a page: even with a model to write
-    SQL the mode declines it (a COUNT over the table would be a confident wrong number)."""
+    SQL the mode counts no rows (a COUNT over the table would be a confident wrong number). It may
+    only read the one row the question names, and says so."""
     from query.modes import Declined
     from query.modes.table_sql import TableSqlMode
 
@@ -301,9 +302,80 @@ def test_a_count_of_one_things_value_is_not_counted_over_rows(engine, small_llm)
     mode = TableSqlMode(engine, engine.store, engine.reader.tables, on, llm=small_llm)
     question = "How many seats does the stadium of FC Minsk in the 2012 Belarusian Premier League have?"
     score, why = mode.estimate(engine.understand(question))
-    assert score == 0.0 and "value" in why
+    assert score > 0 and "one thing" in why
     outcome = mode.run(engine.understand(question))
-    assert isinstance(outcome, Declined) and "not a count" in outcome.reason
+    if isinstance(outcome, Declined):
+        assert "not a count" in outcome.reason
+    else:
+        assert outcome.table.operation.startswith("lookup:") and len(outcome.table.selected) == 1
+        sql = outcome.table.sql
+        assert "count(" not in sql.casefold() and sql.startswith("SELECT row_index")
+
+
+def test_a_number_about_one_thing_reads_the_one_row_its_year_names(engine, raw):
+    """ "How many copies did the NHL FaceOff game of 1997 sell?": a value on the game's page, not a
+    count. The year selects one row of the installments table (its Year column), and that row and
+    its links are read first; the route says which row and why."""
+    table_id = "NHL_FaceOff_0"
+    years = _column(raw, table_id, "Year")
+    row = [i for i, year in enumerate(years) if "1997" in year]
+    assert len(row) == 1
+    result = engine.ask("How many copies did the NHL FaceOff game of 1997 sell?")
+    assert result.mode == "table-sql", result.route
+    table = result.table
+    assert table.source == f"wikipedia table {table_id}" and table.selected == row
+    assert table.operation == "lookup: the row where Year mentions '1997'"
+    assert table.params == [row] and "count(" not in table.sql.casefold()
+    assert result.evidence[0].evidence_id == table.rows[row[0]].evidence_id  # the row is read first
+
+
+def test_a_number_about_one_thing_whose_values_select_many_rows_is_left_to_reading(engine, raw):
+    """ "… the NHL FaceOff game for the PlayStation …": a category value held by several rows names
+    no single row, so the mode declines and says how many it selected."""
+    from query.modes import Declined
+    from query.modes.table_sql import TableSqlMode
+
+    platforms = _column(raw, "NHL_FaceOff_0", "Platform ( s )")
+    held = sum(1 for p in platforms if p == "PlayStation")
+    assert held > 1
+    on = TableSqlSettings(retrieved_tables=True)
+    mode = TableSqlMode(engine, engine.store, engine.reader.tables, on)
+    question = "How many copies did the NHL FaceOff game for the PlayStation sell?"
+    outcome = mode.run(engine.understand(question))
+    assert isinstance(outcome, Declined), outcome
+    assert f"select {held} rows of NHL_FaceOff_0" in outcome.reason
+
+
+def test_a_year_conditions_a_place_in_the_tables_order(engine, raw):
+    """ "The last … player of the month in 2008": the last of the rows whose Year holds 2008, not the
+    table's last row."""
+    table_id = "SJPF_Segunda_Liga_Player_of_the_Month_0"
+    years = _column(raw, table_id, "Year")
+    last = max(i for i, year in enumerate(years) if re.search(r"\b2008\b", year))
+    assert last != len(years) - 1
+    result = engine.ask("Which team did the last Segunda Liga player of the month in 2008 play for?")
+    assert result.mode == "table-sql", result.route
+    assert result.table.source == f"wikipedia table {table_id}" and result.table.selected == [last]
+    assert "Year mentions '2008'" in result.table.operation
+
+
+@pytest.mark.parametrize(
+    ("question", "years"),
+    [
+        ("Who won the award in 2008 ?", ["2008"]),
+        ("The 2017 building designed by Adrian Smith, finished in 2017.", ["2017"]),
+        ("Which team had the most wins between 1988 - 2013 ?", []),
+        ("Which team had the most wins between 1988\u20132013 ?", []),
+        ("Who served in Maharashtra since 1952 and after 1960 ?", []),
+        ("Who played for Sheriff in 2012/13 ?", []),
+        ("Who was drafted in '93 ?", []),
+        ("Which players joined in 1999 or 2001 ?", ["1999", "2001"]),
+    ],
+)
+def test_years_are_points_in_time_not_ranges(question, years):
+    from query.tabulate.filters import _years
+
+    assert _years(question) == years
 
 
 @pytest.mark.parametrize(
