@@ -403,10 +403,7 @@ class TableSqlMode:
             named := self._full_name(table, chosen, op, exclude)
         ):
             return self._lead_answer(staged, chosen, named[1], named[0], trace, note)
-        subject = answer_column(table, op, exclude)
-        pages = table.cell_links(chosen.row_index, subject.name) if subject is not None else []
-        name = without_marks(table.cell_text(chosen.row_index, subject.name)) if subject is not None else ""
-        return self._read_from_row(staged, chosen, trace, note, pages, name or None)
+        return self._read_from_row(staged, table, op, chosen, trace, note, exclude)
 
     def _lookup(
         self, staged: Any, table: QuestionTable, op: TableOp, question: str, why: str
@@ -432,10 +429,7 @@ class TableSqlMode:
         trace = self._trace(table, op, query, out.sql, selected, None, None, None, None, filters)
         named = " and ".join(f.describe() for f in filters)
         trace = trace.model_copy(update={"operation": f"lookup: the row where {named}"})
-        subject = answer_column(table, op)
-        pages = table.cell_links(chosen.row_index, subject.name) if subject is not None else []
-        name = without_marks(table.cell_text(chosen.row_index, subject.name)) if subject is not None else ""
-        return self._read_from_row(staged, chosen, trace, None, pages, name or None)
+        return self._read_from_row(staged, table, op, chosen, trace, None)
 
     def _no_count(self, question: str) -> str | None:
         """Why a "how many" question is not counted over a table's rows, or None when it may be."""
@@ -592,15 +586,20 @@ class TableSqlMode:
     def _read_from_row(
         self,
         staged: Any,
+        table: QuestionTable,
+        op: TableOp,
         chosen: Any,
         trace: TableSql,
         note: str | None,
-        subject_pages: Sequence[str],
-        subject: str | None,
+        exclude: str | None = None,
     ) -> QueryResult:
-        staged.rankings["final"] = self._focus(staged, chosen.evidence_id, subject_pages)
+        """The reader's answer from the chosen row, its subject's page and the pages it links to first."""
+        column = answer_column(table, op, exclude)
+        pages = table.cell_links(chosen.row_index, column.name) if column is not None else []
+        subject = without_marks(table.cell_text(chosen.row_index, column.name)) if column is not None else ""
+        staged.rankings["final"] = self._focus(staged, chosen.evidence_id, pages)
         if chosen.evidence_id is not None:
-            staged.reader_note = pick_note(trace, subject)
+            staged.reader_note = pick_note(trace, subject or None)
         read = self.pipeline.read(staged)
         result = self.pipeline.result(staged, read)
         confidence = result.confidence * (0.5 if note else 1.0)

@@ -129,9 +129,8 @@ def year_filters(
     return found
 
 
-_TIME_HEADERS = frozenset(
-    ["year", "years", "season", "seasons", "date", "dates", "released", "release", "aired", "held", "edition"]
-)
+_TIME_HEADERS = frozenset(["year", "season", "date", "released", "release", "aired", "held", "edition"])
+"""Header words (``header_words`` drops a plural -s: "Years" is "year") of a column a year can condition."""
 _YEAR = re.compile(r"1[5-9]\d\d|20\d\d")
 _INTERVAL = frozenset(["since", "before", "after", "until", "till", "between", "from", "by"])
 _RANGE_WORDS = ("-", "\u2013", "to")
