@@ -51,7 +51,8 @@ def position(k: int = 1, from_end: bool = False, where: Sequence[tuple[str, Any]
 def rows_where(where: Sequence[tuple[str, Any]]) -> SqlQuery:
     """Every row ``where`` keeps (``conditions``), in table order: the rows a question names by their
     values ("the 2009 final"), for the caller to check that they are exactly one."""
-    sql = f"SELECT {ROW} FROM {TABLE} WHERE true{conditions(where, 1)} ORDER BY {ROW}"
+    kept = f" WHERE{conditions(where, 1)[4:]}" if where else ""
+    sql = f"SELECT {ROW} FROM {TABLE}{kept} ORDER BY {ROW}"
     return SqlQuery(sql=sql, params=[value for _, value in where], kind="lookup")
 
 

@@ -108,3 +108,14 @@ def test_template_conditions_bind_values_and_row_lists() -> None:
     lowest = superlative("score", "min", 1, [("opponent", "Rumpler"), (ROW, [1, 2, 3])])
     assert lowest.params == [1, "Rumpler", [1, 2, 3]]
     assert run_select(lowest.sql, {TABLE: table}, lowest.params).rows == [[2, 7.0]]
+
+
+def test_rows_where_returns_every_row_both_conditions_keep() -> None:
+    """The lookup's SELECT: the rows an equal cell and a row list both keep, in table order."""
+    from query.sql.templates import ROW, TABLE, rows_where
+
+    table = pa.table({ROW: pa.array(range(4), pa.int32()), "medal": ["Gold", "Silver", "Gold", "Gold"]})
+    golds = [i for i, m in enumerate(table.column("medal").to_pylist()) if m == "Gold"]
+    kept = rows_where([("medal", "Gold"), (ROW, [0, 1, 3])])
+    assert kept.sql.count("$") == 2 and kept.params == ["Gold", [0, 1, 3]]
+    assert run_select(kept.sql, {TABLE: table}, kept.params).rows == [[i] for i in golds if i in (0, 1, 3)]
