@@ -341,6 +341,14 @@ class TableSqlMode:
         if measure is None and op.kind == "superlative" and "born" in op.implied:
             table, linked_note = self._with_start_dates(table, op)
             measure = measure_column(table, op)
+        if measure is None and op.kind == "superlative" and op.k == 1:
+            subject = answer_column(table, op)
+            only = self._lookup(
+                staged, table, op, understanding.question, "no column to rank by",
+                exclude={subject.name} if subject is not None else set(),
+            )  # fmt: skip
+            if not isinstance(only, Declined):
+                return only
         filters: list[RowFilter] = []
         if op.kind == "position" or measure is not None:
             if measure is not None:
@@ -406,14 +414,22 @@ class TableSqlMode:
         return self._read_from_row(staged, table, op, chosen, trace, note, exclude)
 
     def _lookup(
-        self, staged: Any, table: QuestionTable, op: TableOp, question: str, why: str
+        self,
+        staged: Any,
+        table: QuestionTable,
+        op: TableOp,
+        question: str,
+        why: str,
+        exclude: set[str] | None = None,
     ) -> QueryResult | Declined:
         """ "How many people live in the city that hosted the 2009 final?": a number about one thing,
         which no count over rows gives. When the values the question names (a year, a name inside
         cells, a category) select exactly one row of the table, that row is the thing: it and the
         pages its cells link to are read first, as for a ranking's row. Any other number of rows and
-        the mode declines, so the retrieve-read mode reads the question as before."""
-        filters = row_filters(table, question)
+        the mode declines, so the retrieve-read mode reads the question as before. A superlative no
+        column can rank ("the hurricane that cost the least *during the 1978 season*") is served the
+        same way when its conditions leave one row: the least of one row is that row."""
+        filters = row_filters(table, question, exclude or set())
         if not filters:
             return Declined(NAME, f"{why}; no value it names selects a row of {table.table_id}")
         query = rows_where([f.condition() for f in filters])
@@ -428,7 +444,8 @@ class TableSqlMode:
         chosen = table.row(selected[0])
         trace = self._trace(table, op, query, out.sql, selected, None, None, None, None, filters)
         named = " and ".join(f.describe() for f in filters)
-        trace = trace.model_copy(update={"operation": f"lookup: the row where {named}"})
+        only = f" (the only row, so the {op.cue} one)" if op.kind == "superlative" else ""
+        trace = trace.model_copy(update={"operation": f"lookup: the row where {named}{only}"})
         return self._read_from_row(staged, table, op, chosen, trace, None)
 
     def _no_count(self, question: str) -> str | None:
