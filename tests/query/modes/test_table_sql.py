@@ -329,6 +329,21 @@ def test_a_number_about_one_thing_reads_the_one_row_its_year_names(engine, raw):
     assert result.evidence[0].evidence_id == table.rows[row[0]].evidence_id  # the row is read first
 
 
+def test_a_superlative_no_column_ranks_is_the_one_row_its_conditions_leave(engine, raw):
+    """ "The heaviest cover athlete of the NHL FaceOff game of 1997": no column holds a weight, but the
+    year leaves one row, and the heaviest of one row is that row."""
+    table_id = "NHL_FaceOff_0"
+    headers = [h[0].casefold() for h in raw[table_id]["header"]]
+    assert not any(w in h for h in headers for w in ("weight", "kg", "lb", "mass"))
+    row = [i for i, year in enumerate(_column(raw, table_id, "Year")) if "1997" in year]
+    assert len(row) == 1
+    result = engine.ask("Who was the heaviest cover athlete of the NHL FaceOff game of 1997?")
+    assert result.mode == "table-sql", result.route
+    table = result.table
+    assert table.source == f"wikipedia table {table_id}" and table.selected == row
+    assert table.operation == "lookup: the row where Year mentions '1997' (the only row, so the heaviest one)"
+
+
 def test_a_number_about_one_thing_whose_values_select_many_rows_is_left_to_reading(engine, raw):
     """ "… the NHL FaceOff game for the PlayStation …": a category value held by several rows names
     no single row, so the mode declines and says how many it selected."""
