@@ -37,6 +37,7 @@ table picks the player, the count is on the player's page); a "how many" about o
 seats does the stadium have?") is never counted over rows: when the values the question names (a
 year, a name inside cells, a category) select exactly one row ("the city that hosted the final *in
 2009*"), that row is the thing and is read like a ranking's row (a lookup), else the mode declines.
+A superlative no column can rank takes the same lookup when its conditions leave one row.
 
 With an instruct model configured, a question the templates cannot serve — a count ("how many of the
 clubs are from Minsk"), or a superlative whose quantity no header names by the rules — gets SQL written
