@@ -312,36 +312,33 @@ def test_a_count_of_one_things_value_is_not_counted_over_rows(engine, small_llm)
         assert "count(" not in sql.casefold() and sql.startswith("SELECT row_index")
 
 
-def test_a_number_about_one_thing_reads_the_one_row_its_year_names(engine, raw):
+@pytest.mark.parametrize(
+    ("question", "why"),
+    [
+        ("How many copies did the NHL FaceOff game of 1997 sell?", ""),
+        (
+            "Who was the heaviest cover athlete of the NHL FaceOff game of 1997?",
+            " (the only row, so the heaviest one)",
+        ),
+    ],
+)
+def test_the_one_row_a_year_names_is_read_first(engine, raw, question, why):
     """ "How many copies did the NHL FaceOff game of 1997 sell?": a value on the game's page, not a
-    count. The year selects one row of the installments table (its Year column), and that row and
-    its links are read first; the route says which row and why."""
-    table_id = "NHL_FaceOff_0"
-    years = _column(raw, table_id, "Year")
-    row = [i for i, year in enumerate(years) if "1997" in year]
-    assert len(row) == 1
-    result = engine.ask("How many copies did the NHL FaceOff game of 1997 sell?")
-    assert result.mode == "table-sql", result.route
-    table = result.table
-    assert table.source == f"wikipedia table {table_id}" and table.selected == row
-    assert table.operation == "lookup: the row where Year mentions '1997'"
-    assert table.params == [row] and "count(" not in table.sql.casefold()
-    assert result.evidence[0].evidence_id == table.rows[row[0]].evidence_id  # the row is read first
-
-
-def test_a_superlative_no_column_ranks_is_the_one_row_its_conditions_leave(engine, raw):
-    """ "The heaviest cover athlete of the NHL FaceOff game of 1997": no column holds a weight, but the
-    year leaves one row, and the heaviest of one row is that row."""
+    count. "The heaviest cover athlete of … 1997": no column holds a weight, and the heaviest of one row
+    is that row. Either way the year selects one row of the installments table (its Year column), that
+    row and its links are read first, and the route says which row and why."""
     table_id = "NHL_FaceOff_0"
     headers = [h[0].casefold() for h in raw[table_id]["header"]]
-    assert not any(w in h for h in headers for w in ("weight", "kg", "lb", "mass"))
+    assert not any(w in h for h in headers for w in ("weight", "kg", "lb", "mass", "sales", "copies"))
     row = [i for i, year in enumerate(_column(raw, table_id, "Year")) if "1997" in year]
     assert len(row) == 1
-    result = engine.ask("Who was the heaviest cover athlete of the NHL FaceOff game of 1997?")
+    result = engine.ask(question)
     assert result.mode == "table-sql", result.route
     table = result.table
     assert table.source == f"wikipedia table {table_id}" and table.selected == row
-    assert table.operation == "lookup: the row where Year mentions '1997' (the only row, so the heaviest one)"
+    assert table.operation == f"lookup: the row where Year mentions '1997'{why}"
+    assert table.params == [row] and "count(" not in table.sql.casefold()
+    assert result.evidence[0].evidence_id == table.rows[row[0]].evidence_id  # the row is read first
 
 
 def test_a_number_about_one_thing_whose_values_select_many_rows_is_left_to_reading(engine, raw):
