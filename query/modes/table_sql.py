@@ -403,14 +403,32 @@ class TableSqlMode:
         note = f"{len(selected)} rows tie at this place; the first is read" if len(selected) > 1 else None
         value = value_text(out.rows[0][1]) if len(out.rows[0]) > 1 and op.kind == "superlative" else None
         trace = self._trace(table, op, query, out.sql, selected, value, note, measure, written_by, filters)
-        direct = _direct_column(understanding.question, table, op, exclude)
+        ranked_date = None
         if measure is not None and measure.column.type == "date" and _asks_a_date(understanding.question):
-            direct = measure.column.name  # "When was the oldest player born?": the value it was ranked by
+            ranked_date = measure.column.name  # "When was the oldest player born?": the date it was ranked by
+        return self._answer_from_row(
+            staged, table, op, understanding.question, chosen, trace, note, exclude, ranked_date
+        )
+
+    def _answer_from_row(
+        self,
+        staged: Any,
+        table: QuestionTable,
+        op: TableOp,
+        question: str,
+        chosen: Any,
+        trace: TableSql,
+        note: str | None,
+        exclude: str | None = None,
+        direct: str | None = None,
+    ) -> QueryResult:
+        """The chosen row's answer: the cell the question asks for by its column (``direct``, else the
+        head noun's), the full name the row's linked lead opens with, else the reader's answer from the
+        row and the pages it links to."""
+        direct = direct or _direct_column(question, table, op, exclude)
         if direct is not None and without_marks(table.cell_text(chosen.row_index, direct)):
             return self._direct_answer(staged, table, chosen, direct, trace, note)
-        if _FULL_NAME.search(understanding.question) and (
-            named := self._full_name(table, chosen, op, exclude)
-        ):
+        if _FULL_NAME.search(question) and (named := self._full_name(table, chosen, op, exclude)):
             return self._lead_answer(staged, chosen, named[1], named[0], trace, note)
         return self._read_from_row(staged, table, op, chosen, trace, note, exclude)
 
@@ -447,7 +465,7 @@ class TableSqlMode:
         named = " and ".join(f.describe() for f in filters)
         only = f" (the only row, so the {op.cue} one)" if op.kind == "superlative" else ""
         trace = trace.model_copy(update={"operation": f"lookup: the row where {named}{only}"})
-        return self._read_from_row(staged, table, op, chosen, trace, None)
+        return self._answer_from_row(staged, table, op, question, chosen, trace, None)
 
     def _no_count(self, question: str) -> str | None:
         """Why a "how many" question is not counted over a table's rows, or None when it may be."""

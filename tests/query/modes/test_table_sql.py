@@ -313,20 +313,22 @@ def test_a_count_of_one_things_value_is_not_counted_over_rows(engine, small_llm)
 
 
 @pytest.mark.parametrize(
-    ("question", "why"),
+    ("question", "why", "cell"),
     [
-        ("How many copies did the NHL FaceOff game of 1997 sell?", ""),
+        ("How many copies did the NHL FaceOff game of 1997 sell?", "", None),
         (
             "Who was the heaviest cover athlete of the NHL FaceOff game of 1997?",
             " (the only row, so the heaviest one)",
+            "Cover Athlete",
         ),
     ],
 )
-def test_the_one_row_a_year_names_is_read_first(engine, raw, question, why):
+def test_the_one_row_a_year_names_is_read_first(engine, raw, question, why, cell):
     """ "How many copies did the NHL FaceOff game of 1997 sell?": a value on the game's page, not a
     count. "The heaviest cover athlete of … 1997": no column holds a weight, and the heaviest of one row
     is that row. Either way the year selects one row of the installments table (its Year column), that
-    row and its links are read first, and the route says which row and why."""
+    row and its links are read first, and the route says which row and why; "who was the … cover
+    athlete" is answered by that row's Cover Athlete cell, as a ranking's row would be."""
     table_id = "NHL_FaceOff_0"
     headers = [h[0].casefold() for h in raw[table_id]["header"]]
     assert not any(w in h for h in headers for w in ("weight", "kg", "lb", "mass", "sales", "copies"))
@@ -339,6 +341,8 @@ def test_the_one_row_a_year_names_is_read_first(engine, raw, question, why):
     assert table.operation == f"lookup: the row where Year mentions '1997'{why}"
     assert table.params == [row] and "count(" not in table.sql.casefold()
     assert result.evidence[0].evidence_id == table.rows[row[0]].evidence_id  # the row is read first
+    if cell is not None:
+        assert result.answer == _column(raw, table_id, cell)[row[0]]
 
 
 def test_a_number_about_one_thing_whose_values_select_many_rows_is_left_to_reading(engine, raw):
