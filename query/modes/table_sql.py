@@ -242,6 +242,10 @@ _ROW_VERBS = frozenset({"won", "win", "wins", "scored", "holds", "held", "finish
 """Verbs after "which <noun>" that are not stop words: "which team *won* the most"."""
 
 
+_A_VALUE = "'how many' asks for a number stated about one thing (a value on its page), not a count"
+_NO_WRITER = "a count needs a row condition the rules cannot read (no LLM configured to write SQL)"
+
+
 class TableSqlMode:
     name = NAME
 
@@ -289,10 +293,10 @@ class TableSqlMode:
         op = table_op(understanding.question)
         if op is None:
             return 0.0, "no superlative, ordinal or position over rows in the question"
-        if op.kind == "count" and (why := self._no_count(understanding.question)) is not None:
-            if not asks_a_value(understanding.question):
-                return 0.0, why
+        if op.kind == "count" and asks_a_value(understanding.question):
             return self.settings.estimate, "a number about one thing, read from the one row it names by value"
+        if op.kind == "count" and self.writer is None:
+            return 0.0, _NO_WRITER
         return self.settings.estimate, f"the question asks for a row by '{op.cue}'"
 
     def run(self, understanding: Understanding) -> QueryResult | Declined:
@@ -317,11 +321,9 @@ class TableSqlMode:
         op = table_op(understanding.question)
         if op is None or self.tables is None:
             return Declined(NAME, "no row operation this mode can run")
-        value_why = None
-        if op.kind == "count" and (why := self._no_count(understanding.question)) is not None:
-            if not asks_a_value(understanding.question):
-                return Declined(NAME, why)
-            value_why = why
+        value_question = op.kind == "count" and asks_a_value(understanding.question)
+        if op.kind == "count" and not value_question and self.writer is None:
+            return Declined(NAME, _NO_WRITER)
         staged = self.pipeline.run(understanding.question, understanding)
         final = [staged.rows[e] for e in staged.rankings["final"][: self.settings.table_from_top]]
         table_id = pick_table(final)
@@ -335,8 +337,8 @@ class TableSqlMode:
                 NAME, f"table {table_id} has {len(rows)} rows, over the cap of {self.settings.max_rows}"
             )
         table = typed_table(rows)
-        if value_why is not None:
-            return self._lookup(staged, table, op, understanding.question, value_why)
+        if value_question:
+            return self._lookup(staged, table, op, understanding.question, _A_VALUE)
         measure = measure_column(table, op) if op.kind == "superlative" else None
         linked_note = None
         if measure is None and op.kind == "superlative" and "born" in op.implied:
@@ -466,14 +468,6 @@ class TableSqlMode:
         only = f" (the only row, so the {op.cue} one)" if op.kind == "superlative" else ""
         trace = trace.model_copy(update={"operation": f"lookup: the row where {named}{only}"})
         return self._answer_from_row(staged, table, op, question, chosen, trace, None)
-
-    def _no_count(self, question: str) -> str | None:
-        """Why a "how many" question is not counted over a table's rows, or None when it may be."""
-        if asks_a_value(question):
-            return "'how many' asks for a number stated about one thing (a value on its page), not a count"
-        if self.writer is None:
-            return "a count needs a row condition the rules cannot read (no LLM configured to write SQL)"
-        return None
 
     def _leads(self, titles: list[str]) -> dict[str, EvidenceRow]:
         """Each page's first lead window, by page title (pages the index has no lead for are missing)."""

@@ -122,10 +122,11 @@ def year_filters(
         if column.type != "date" and not header_words(column.header) & _TIME_HEADERS:
             continue
         cells = {r.row_index: table.cell_text(r.row_index, column.name) for r in table.rows}
-        held = [y for y in years if any(_holds_year(cell, y) for cell in cells.values())]
-        rows = tuple(sorted(i for i, cell in cells.items() if any(_holds_year(cell, y) for y in held)))
+        hits = {y: {i for i, cell in cells.items() if _holds_year(cell, y)} for y in years}
+        rows = tuple(sorted(set().union(*hits.values())))
         if rows and len(rows) <= MAX_MENTION_SHARE * len(cells):
-            found.append(RowFilter(column.name, column.header, " / ".join(held), mentions=rows))
+            held = " / ".join(y for y in years if hits[y])
+            found.append(RowFilter(column.name, column.header, held, mentions=rows))
     return found
 
 
