@@ -16,7 +16,11 @@ Validators:
 - **confidence floor**: the reader's confidence ≥ a floor (what the mode ships);
 - **answer check**: the bundled model reads the question, the answer and the rows it was read from
   (``LlmValidator.check``) and gives P(correct) ≥ a floor;
-- **both**: confidence ≥ one floor and P(correct) ≥ another.
+- **both**: confidence ≥ one floor and P(correct) ≥ another;
+- with ``--reread``, **the same answer again**: the LLM reader reads the same top rows once more in
+  reverse order, and the answer is accepted when the second reading gives it too (normalized exact
+  match), alone or beside a confidence floor. A small model's answer that depends on where the rows
+  stand in the prompt is more likely a guess; the second reading costs one more read (~12 s).
 
 The rows: the engine's single pass is run again (candidate reader, no LLM read) and its top 8 rows — what
 the LLM reader was shown — are searched for the answer as the reader's support check does; the holding
@@ -43,9 +47,11 @@ from graph_critic_ottqa import BENCHMARKS, fold_of, resumed_rows, sample_argumen
 from query.config import EngineConfig  # noqa: E402
 from query.engine import Engine  # noqa: E402
 from query.evaluation.loaders import load_benchmark  # noqa: E402
+from query.evaluation.metrics import exact_match, token_f1  # noqa: E402
 from query.evaluation.readers import sample_questions  # noqa: E402
 from query.llm.chat import Llm  # noqa: E402
 from query.modes.llm_validator import LlmValidator  # noqa: E402
+from query.read.llm_reader import LlmReader  # noqa: E402
 from query.read.support import find_support  # noqa: E402
 from schemas.settings import HqaSettings  # noqa: E402
 
@@ -61,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--out", type=Path, default=REPO / "benchmarks/results/graph_critic/validator_answers"
     )
+    parser.add_argument("--reread", action="store_true", help="also read the rows again in reverse order")
+    parser.add_argument("--skip-check", action="store_true", help="no answer check (P(correct) = 0)")
     args = parser.parse_args(argv)
     questions = sample_questions(load_benchmark(args.benchmark, args.questions), args.sample, args.seed)
     readings = {r["question_id"]: r for r in map(json.loads, args.readings.read_text().splitlines())}
@@ -70,12 +78,15 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     with Engine.open(args.index, EngineConfig(reader="candidates")) as engine:
         llm = Llm.open(engine.config.llm.in_state_dir(HqaSettings().state_dir))
-        checker = LlmValidator(llm, rows=ROWS)
+        checker = None if args.skip_check else LlmValidator(llm, rows=ROWS)
+        # the model's own second answer, however unsure: no confidence cut, no candidate fallback
+        own = {"min_confidence": 0.0, "fallback_to_candidates": False}
+        reader = LlmReader(llm, engine.config.llm_reader.model_copy(update=own)) if args.reread else None
         judged = resumed_rows(
             args.out / "judgements.jsonl",
             questions,
             "answers checked",
-            lambda q: _judge(engine, checker, q, readings[q.id], args.seed),
+            lambda q: _judge(engine, checker, reader, q, readings[q.id], args.seed),
         )
         model, version = llm.name, engine.index_version
         llm.close()
@@ -86,7 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _judge(engine: Engine, checker: LlmValidator, q, reading: dict, seed: int) -> dict:
+def _judge(
+    engine: Engine, checker: LlmValidator | None, reader: LlmReader | None, q, reading: dict, seed: int
+) -> dict:
     answer = reading["prediction"] if reading["answered"] else ""
     row = {
         "id": q.id,
@@ -106,8 +119,21 @@ def _judge(engine: Engine, checker: LlmValidator, q, reading: dict, seed: int) -
     support = find_support(answer, [r.text for r in shown], [], [r.source_type == "kg" for r in shown])
     holders = list(support.rows) if support is not None else []
     order = [*holders, *(i for i in range(len(shown)) if i not in holders)]
-    verdict = checker.check(q.question, answer, [shown[i] for i in order])
-    row.update(p=round(verdict.probability, 4), held=bool(holders), ms=round(verdict.ms, 1))
+    row["held"] = bool(holders)
+    if checker is not None:
+        verdict = checker.check(q.question, answer, [shown[i] for i in order])
+        row.update(p=round(verdict.probability, 4), ms=round(verdict.ms, 1))
+    if reader is not None:  # the same rows, last first: does the model give the same answer?
+        staged.rankings["final"] = [*reversed(top), *staged.rankings["final"][SHOWN:]]
+        again = engine.read(staged, reader=reader)
+        said = "" if again.choice.unknown else again.choice.answer
+        row.update(
+            again=said,
+            again_confidence=round(again.choice.confidence, 4),
+            agree=bool(said) and exact_match(said, [answer]) > 0,
+            again_f1=round(token_f1(said, [answer]), 4) if said else 0.0,
+            again_ms=round(again.reading.ms, 1) if again.reading is not None else 0.0,
+        )
     return row
 
 
@@ -136,17 +162,28 @@ def fit_both(tune: list[dict]) -> tuple[float, float, float]:
     return c, t, _balanced(tune, _both(c, t))
 
 
+def _again(c: float):
+    return lambda r: r["answered"] and r.get("agree", False) and r["confidence"] >= c
+
+
 def _rules(tune: list[dict]) -> list[tuple[str, object]]:
     """Each validator with its floors fitted on ``tune``."""
     c = max(FLOORS, key=lambda f: (_balanced(tune, _both(f, 0.0)), -f))
-    t = max(FLOORS, key=lambda f: (_balanced(tune, _both(0.0, f)), -f))
-    both = fit_both(tune)
-    return [
-        (f"confidence ≥ {c}", _both(c, 0.0)),
-        (f"answer check: P(correct) ≥ {t}", _both(0.0, t)),
-        (f"both: confidence ≥ {both[0]} and P(correct) ≥ {both[1]}", _both(*both[:2])),
-        ("accept every answer", lambda r: r["answered"]),
-    ]
+    rules: list[tuple[str, object]] = [(f"confidence ≥ {c}", _both(c, 0.0))]
+    if any(r["p"] for r in tune):
+        t = max(FLOORS, key=lambda f: (_balanced(tune, _both(0.0, f)), -f))
+        both = fit_both(tune)
+        rules += [
+            (f"answer check: P(correct) ≥ {t}", _both(0.0, t)),
+            (f"both: confidence ≥ {both[0]} and P(correct) ≥ {both[1]}", _both(*both[:2])),
+        ]
+    if any("agree" in r for r in tune):
+        a = max(FLOORS, key=lambda f: (_balanced(tune, _again(f)), -f))
+        rules += [
+            ("the same answer again (rows in reverse order)", _again(0.0)),
+            (f"the same answer again and confidence ≥ {a}", _again(a)),
+        ]
+    return [*rules, ("accept every answer", lambda r: r["answered"])]
 
 
 def _report(argv, rows: list[dict], model: str, version: str, benchmark: str) -> list[str]:
