@@ -69,8 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--reread", action="store_true", help="also read the rows again in reverse order")
     parser.add_argument("--skip-check", action="store_true", help="no answer check (P(correct) = 0)")
+    parser.add_argument("--limit", type=int, help="only the sample's first N questions (benchmark order)")
     args = parser.parse_args(argv)
     questions = sample_questions(load_benchmark(args.benchmark, args.questions), args.sample, args.seed)
+    questions = questions[: args.limit] if args.limit else questions
     readings = {r["question_id"]: r for r in map(json.loads, args.readings.read_text().splitlines())}
     missing = [q.id for q in questions if q.id not in readings]
     if missing:
