@@ -297,6 +297,7 @@ def embedder_settings(settings: HqaSettings) -> EmbedderSettings:
         batch_size=settings.index.embedding_batch_size,
         workers=settings.index.embedding_workers,
         max_seq_length=settings.index.max_seq_length,
+        bulk_precision=settings.index.embedding_precision,
     )
 
 
@@ -329,7 +330,11 @@ def _vector_stage(plan: BuildPlan, settings: HqaSettings) -> StageReport:
             # what this run computed, not what the index holds: kept out of the manifest's counts
             "embedded": embed_stats.computed,
             "cache_hits": embed_stats.reused,
-            "model": {"name": embedder.model_name, "max_seq_length": embedder.max_seq_length},
+            "model": {
+                "name": embedder.model_name,
+                "max_seq_length": embedder.max_seq_length,
+                "precision": embedder.bulk_precision,
+            },
             "ann": stats.model_dump(mode="json"),
         },
     )

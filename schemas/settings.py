@@ -9,7 +9,7 @@ from __future__ import annotations
 import tomllib
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, Field
@@ -29,6 +29,11 @@ class IndexSettings(BaseModel):
     embedding_batch_size: int = Field(8, ge=1, description="texts per encoder batch (8: fastest on 2 cores)")
     embedding_workers: int = Field(2, ge=1, description="encoder copies in parallel, one torch thread each")
     max_seq_length: int | None = Field(None, description="encoder token cap; None = the model's own (256)")
+    embedding_precision: Literal["auto", "float32", "bfloat16"] = Field(
+        "auto",
+        description="number format the build embeds in; 'auto' = bfloat16 where the CPU multiplies it "
+        "natively (1.7x float32 on this machine, 99 % of top-10 neighbours kept), else float32",
+    )
     ann_min_rows: int = Field(50_000, ge=1, description="build an ANN index from this many vectors on")
     ann_nprobes: int = Field(20, ge=1)
     ann_refine_factor: int | None = Field(30, description="re-rank this many times k candidates exactly")

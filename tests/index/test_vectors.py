@@ -74,7 +74,9 @@ def evidence() -> pa.Table:
 
 @pytest.fixture(scope="module")
 def embedder() -> Embedder:
-    return Embedder(EmbedderSettings(max_seq_length=128))
+    """float32 bulk encodes: these tests compare vectors made in different batches to 1e-5, which
+    bfloat16 does not keep (its own test holds it to float32 by cosine)."""
+    return Embedder(EmbedderSettings(max_seq_length=128, bulk_precision="float32"))
 
 
 @pytest.fixture(scope="module")
@@ -124,15 +126,37 @@ def test_parallel_workers_give_the_same_vectors_and_restore_torch_threads(
 
     texts = evidence.column("text").to_pylist()[:150]  # passages and table rows, many lengths
     threads_before = torch.get_num_threads()
-    parallel = Embedder(EmbedderSettings(max_seq_length=128, batch_size=8, workers=2))
+    exact = {"max_seq_length": 128, "bulk_precision": "float32"}
+    parallel = Embedder(EmbedderSettings(batch_size=8, workers=2, **exact))
     done: list[int] = []
     vectors = parallel.encode(texts, on_progress=done.append)
     assert sum(done) == len(texts) and len(done) == -(-len(texts) // 8)  # every batch reported once
     assert torch.get_num_threads() == threads_before
-    serial = Embedder(EmbedderSettings(max_seq_length=128, batch_size=64))
+    serial = Embedder(EmbedderSettings(batch_size=64, **exact))
     np.testing.assert_allclose(vectors, serial.encode(texts, on_progress=lambda _n: None), atol=1e-4)
     # a short encode (a question) stays on the shared copy, whatever the worker count
     np.testing.assert_allclose(parallel.encode(texts[:1]), embedder.encode(texts[:1]), atol=1e-5)
+
+
+def test_bulk_encodes_in_bfloat16_stay_close_to_float32_and_are_cached_apart(evidence: pa.Table) -> None:
+    """The build embeds in bfloat16 where the CPU multiplies it natively (this machine's does): the
+    vectors must stay unit length and next to the float32 ones, be cached under their own key, and a
+    question must still be encoded in float32."""
+    from index.embedder import native_bfloat16
+
+    texts = evidence.column("text").to_pylist()[:150]
+    half = Embedder(EmbedderSettings(max_seq_length=128, workers=2, bulk_precision="bfloat16"))
+    full = Embedder(EmbedderSettings(max_seq_length=128, workers=2, bulk_precision="float32"))
+    quiet = {"on_progress": lambda _n: None}
+    low, high = half.encode(texts, **quiet), full.encode(texts, **quiet)
+    assert low.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(low, axis=1), 1.0, atol=1e-5)
+    assert float((low * high).sum(1).min()) > 0.999
+    assert not np.array_equal(low, high)  # it did run in the other format
+    assert half.cache_key != full.cache_key and half.cache_key.endswith("-bf16")
+    np.testing.assert_array_equal(half.encode(texts[:1]), full.encode(texts[:1]))  # a question: float32
+    auto = Embedder(EmbedderSettings(max_seq_length=128))
+    assert auto.bulk_precision == ("bfloat16" if native_bfloat16() else "float32")
 
 
 def test_embedder_settings_name_model_and_cap(embedder: Embedder) -> None:
