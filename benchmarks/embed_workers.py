@@ -10,8 +10,8 @@ batches of 64 (the build's previous setting), and ``index.embedder.Embedder`` wi
 variant's vectors are compared with the raw call's: the minimum cosine, and how many of each of the
 first 200 texts' 10 nearest neighbours among the sample stay the same (what retrieval sees). The build's
 default runs in bfloat16 on a CPU that multiplies it natively; a float32 row of the same settings is
-beside it. With ``onnxruntime`` and ``onnx`` importable (not project dependencies), the same model
-exported to ONNX is timed too.
+beside it, and a dynamic int8 copy of the model. With ``onnxruntime`` and ``onnx`` importable (not
+project dependencies), the same model exported to ONNX is timed too.
 """
 
 from __future__ import annotations
@@ -38,6 +38,20 @@ def _texts(evidence: Path, n: int, seed: int) -> list[str]:
         texts += pq.read_table(path, columns=["text"]).column("text").to_pylist()
     rng = np.random.default_rng(seed)
     return [texts[i] for i in rng.choice(len(texts), min(n, len(texts)), replace=False)]
+
+
+def _int8(model):
+    """A copy of ``model`` with its linear layers quantized to int8 at run time (the rejected option)."""
+    import copy
+
+    import torch
+
+    quantized = copy.deepcopy(model)
+    quantized[0].model = torch.ao.quantization.quantize_dynamic(
+        quantized[0].model, {torch.nn.Linear}, dtype=torch.qint8
+    )
+    quantized.encode(["warm up"])
+    return quantized
 
 
 def _onnx(model, texts: list[str], out: Path) -> tuple[float, np.ndarray] | None:
@@ -127,6 +141,11 @@ def main(argv: list[str] | None = None) -> int:
             f"{embedder.bulk_precision}" + (" (the build's default)" if settings == default else "")
         )
         rows.append((label, seconds, vectors))
+    int8, started = _int8(model), time.perf_counter()
+    vectors = int8.encode(
+        texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+    )
+    rows.append(("dynamic int8 (torch), 2 threads, batch 64", time.perf_counter() - started, vectors))
     onnx = _onnx(model, texts, Path("/tmp/hqa-minilm.onnx"))
     if onnx is not None:
         rows.append(("ONNX Runtime, 2 threads, batch 64", onnx[0], onnx[1]))

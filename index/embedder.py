@@ -14,7 +14,7 @@ Query-time encodes keep one copy, so a serving process never changes torch's thr
 Bulk encodes run in bfloat16 where the CPU multiplies it natively (AVX512-BF16; ``bulk_precision``):
 on this machine's 2 cores that is 1.7x faster than float32, at a cosine of ≥ 0.9998 to the float32
 vectors with 99 % of top-10 neighbours the same (``benchmarks/results/embed_workers.md``), where a
-dynamic int8 model was 2.1x faster but kept only 82 % of the neighbours. Queries stay in float32.
+dynamic int8 model, about as fast, kept only 80 % of the neighbours. Queries stay in float32.
 """
 
 from __future__ import annotations
