@@ -6,7 +6,7 @@ import argparse
 
 from rich.table import Table
 
-from query.cli.console import console
+from query.cli.console import console, shown
 from schemas.settings import HqaSettings
 
 
@@ -23,7 +23,8 @@ def cmd_models(args: argparse.Namespace, settings: HqaSettings) -> int:
     cache = LlmSettings().in_state_dir(settings.state_dir).cache_dir
     unknown = [n for n in args.names if n not in BUNDLED_MODELS]
     if unknown:
-        console.print(f"[red]unknown models {unknown}; bundled: {', '.join(BUNDLED_MODELS)}[/]")
+        said = f"unknown models {unknown}; bundled: {', '.join(BUNDLED_MODELS)}"
+        console.print(f"[red]{shown(said)}[/]")
         return 2
     table = Table(title=f"Bundled LLMs (cache {cache})")
     for column in ("model", "chat", "parts", "installed", "assembled", "licence"):
@@ -34,7 +35,7 @@ def cmd_models(args: argparse.Namespace, settings: HqaSettings) -> int:
             model.part_paths()
             installed = "yes"
         except ModelInstallError as exc:
-            installed = f"no: {exc}"
+            installed = shown(f"no: {exc}")  # the pip command's "[models-extra]" is not markup
         target = cache / model.file_name
         if args.assemble and installed == "yes" and (not args.names or name in args.names):
             with console.status(f"assembling {name}"):
@@ -42,7 +43,7 @@ def cmd_models(args: argparse.Namespace, settings: HqaSettings) -> int:
                     model_path(name, cache)
                 except ModelInstallError as exc:
                     failed += 1
-                    console.print(f"[red]{exc}[/]")
+                    console.print(f"[red]{shown(exc)}[/]")
         assembled = "yes (sha256 checked)" if target.is_file() else "no (on first use)"
         chat = "yes" if model.chat else "completion only"
         table.add_row(name, chat, str(len(model.parts)), installed, assembled, model.licence)

@@ -59,6 +59,24 @@ def test_bad_arguments_are_reported(tmp_path: Path) -> None:
     assert "shard must look like" in result.stderr
 
 
+def test_models_names_the_extra_that_installs_a_missing_model(tmp_path: Path, monkeypatch, capsys) -> None:
+    """`make demo` installs only the default model; `hqa models` must show the pip command for the others
+    whole: "[models-extra]" printed through rich would otherwise vanish as a markup tag."""
+    from dataclasses import replace
+
+    from query.cli.console import console
+    from query.cli.main import main
+    from query.llm import bundled
+
+    model = bundled.BUNDLED_MODELS["qwen2.5-coder-0.5b-instruct"]
+    missing = replace(model, parts=(("hqa_not_installed_part1", "data/part01.bin"),), distributions=("x==1",))
+    monkeypatch.setitem(bundled.BUNDLED_MODELS, model.name, missing)
+    monkeypatch.setattr(console, "width", 600)  # one line a row: the cell is not folded
+    assert main(["--state-dir", str(tmp_path), "models"]) == 0
+    out = capsys.readouterr().out
+    assert f"-e '.[{model.extra}]'" in out and model.extra == "models-extra"
+
+
 def test_build_reports_up_to_date_and_info_lists_versions(sample_index, sample_ingest, capsys) -> None:
     from query.cli.main import main
 
