@@ -204,6 +204,13 @@ def yes(p: float) -> str:
     return "yes" if p < ALPHA else "no"
 
 
+def p_value(p: float) -> float:
+    """A p-value to 10 significant digits. SciPy's tests call libm's special functions, whose last digits
+    differ between CPUs (libm picks its code path by CPU): the full float would make the committed set
+    differ from one machine to the next, while a verdict read at ``ALPHA`` needs two digits at most."""
+    return float(f"{float(p):.10g}")
+
+
 def more_questions(raw: dict[str, dict], sets: list, unique: set[str]) -> list[dict]:
     """Variance, distribution, correlation, variance-test and relationship questions over ``sets``."""
     from scipy import stats  # the reference tests; only the p-values come from here
@@ -231,7 +238,7 @@ def more_questions(raw: dict[str, dict], sets: list, unique: set[str]) -> list[d
                 out.append({"question": f"Is the {noun} of the {where} normally distributed?",
                             "answers": ["no" if shapiro.pvalue < ALPHA else "yes"], "type": "distribution",
                             "property": prop, "set_size": len(members),
-                            "p_value": float(shapiro.pvalue)})  # fmt: skip
+                            "p_value": p_value(shapiro.pvalue)})  # fmt: skip
         props = [p for p in PROPERTIES if (s_index, p) in one_unit]
         for i, first in enumerate(props):
             for second in props[i + 1 :]:
@@ -251,7 +258,7 @@ def more_questions(raw: dict[str, dict], sets: list, unique: set[str]) -> list[d
                 out.append({"question": f"Is there a correlation between {pair}?",
                             "answers": [yes(float(pearson.pvalue))], "type": "correlation",
                             "property": f"{first},{second}", "set_size": len(both),
-                            "p_value": float(pearson.pvalue)})  # fmt: skip
+                            "p_value": p_value(pearson.pvalue)})  # fmt: skip
     keys = sorted(one_unit)
     for i, (s1, prop) in enumerate(keys):
         for s2, prop2 in keys[i + 1 :]:
@@ -264,7 +271,7 @@ def more_questions(raw: dict[str, dict], sets: list, unique: set[str]) -> list[d
             out.append({"question": f"Do the {name1} and the {name2} differ in the variance of their "
                         f"{PROPERTIES[prop]['noun']}?", "answers": [yes(float(levene.pvalue))],
                         "type": "variance test", "property": prop, "set_size": len(a) + len(b),
-                        "p_value": float(levene.pvalue)})  # fmt: skip
+                        "p_value": p_value(levene.pvalue)})  # fmt: skip
     for _, plural, demonym, members in sets:
         if demonym or plural == "countries":
             continue  # a set already in one country; a country's country is itself
