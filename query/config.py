@@ -1,17 +1,18 @@
 """The query engine's whole configuration as one model, so an experiment is a config file, not a code edit.
 
-A file may hold the engine settings at its top level or under an ``engine`` table, so one TOML/YAML
-file can carry both ``hqa`` settings and the engine's.
+Each table is one component's own settings model (``[understand]``, ``[retrieval]``, ``[rerank]``,
+``[answer]``, ``[llm]``, ``[llm_reader]``, ``[kg_lookup]``, ``[table_sql]``, ``[graph_critic]``); the engine
+hands each component its table and nothing else. A file may hold the engine settings at its top level or
+under an ``engine`` table, so one TOML/YAML file can carry both ``hqa`` settings and the engine's; both are
+read by ``schemas.settings.read_config_file``.
 """
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from query.llm.settings import LlmSettings
 from query.modes import MODES
@@ -20,29 +21,14 @@ from query.modes.kg_lookup import KgLookupSettings
 from query.modes.table_sql import TableSqlSettings
 from query.read.candidates import AnswerSettings
 from query.read.llm_reader import LlmReaderSettings
-from query.rerank.models import BUNDLED_RANKER
+from query.read.readers import READERS
+from query.rerank.settings import RerankSettings
 from query.retrieve.retrievers import RetrievalSettings
-from query.understand.intent import INTENT_EXTRACTORS
-from schemas.settings import deep_merge
+from query.understand.settings import UnderstandSettings
+from query.understand.understanding import INTENT_EXTRACTORS
+from schemas.settings import ENGINE_TABLE, deep_merge, read_config_file
 
-
-class RerankSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    stage1: bool = Field(True, description="feature ranker over the pool; off = fused order")
-    stage1_keep: int = Field(100, ge=1, description="head of the fused pool stage one re-orders and keeps")
-    ranker: Path | None = Field(
-        BUNDLED_RANKER,
-        description="stage-one weights (JSON); the bundled ones were fitted on OTT-QA dev; None = hand-set",
-    )
-    stage2: str | None = Field(
-        None,
-        description="pair scorer for stage two ('late-interaction', 'cross-encoder'); None = off: on OTT-QA "
-        "dev late interaction lowered answer presence at 30 at every mixing weight (see the README)",
-    )
-    stage2_settings: dict[str, Any] = Field(default_factory=dict, description="the pair scorer's settings")
-    stage2_keep: int = Field(30, ge=1)
-    stage2_weight: float = Field(0.5, ge=0.0, le=1.0, description="pair score's share of the final score")
+__all__ = ["EngineConfig", "RerankSettings"]
 
 
 class EngineConfig(BaseModel):
@@ -54,15 +40,12 @@ class EngineConfig(BaseModel):
         description="reasoning modes the router may pick, in order of preference when their estimates tie; "
         "the last one should always answer",
     )
-    intent: str = Field(
-        "rules", description="intent extractor (``query.understand.intent.INTENT_EXTRACTORS``)"
-    )
-    link_k: int = Field(5, ge=1, description="candidate entities kept per mention")
+    understand: UnderstandSettings = Field(default_factory=UnderstandSettings)
     property_table: Path | None = Field(None, description="property labels; None = the bundled table")
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     rerank: RerankSettings = Field(default_factory=RerankSettings)
     answer: AnswerSettings = Field(default_factory=AnswerSettings)
-    reader: Literal["llm", "candidates"] = Field(
+    reader: str = Field(
         "llm",
         description="who reads the answer out of the evidence: 'llm' (the instruct model of ``llm``, seconds "
         "a question; it read OTT-QA far better, README) or 'candidates' (the candidate reader, milliseconds)",
@@ -72,6 +55,21 @@ class EngineConfig(BaseModel):
     kg_lookup: KgLookupSettings = Field(default_factory=KgLookupSettings)
     table_sql: TableSqlSettings = Field(default_factory=TableSqlSettings)
     graph_critic: GraphCriticSettings = Field(default_factory=GraphCriticSettings)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _understanding_keys(cls, values: Any) -> Any:
+        """The top-level ``intent`` and ``link_k`` of configs written before ``[understand]``."""
+        if not isinstance(values, dict) or not ({"intent", "link_k"} & set(values)):
+            return values
+        values = dict(values)
+        moved: dict[str, Any] = {}
+        if "intent" in values:
+            moved["intent"] = {"extractor": values.pop("intent")}
+        if "link_k" in values:
+            moved["linking"] = {"k": values.pop("link_k")}
+        values["understand"] = deep_merge(moved, values.get("understand") or {})
+        return values
 
     @field_validator("modes")
     @classmethod
@@ -83,26 +81,37 @@ class EngineConfig(BaseModel):
             raise ValueError(f"a mode is named twice: {names}")
         return names
 
-    @field_validator("intent")
+    @field_validator("reader")
     @classmethod
-    def _known_intent(cls, name: str) -> str:
-        if name not in INTENT_EXTRACTORS:
-            raise ValueError(f"unknown intent extractor {name!r}; known: {', '.join(INTENT_EXTRACTORS)}")
-        return name
+    def _known_reader(cls, name: str) -> str:
+        return READERS.check(name)
+
+    @field_validator("understand")
+    @classmethod
+    def _known_intent(cls, settings: UnderstandSettings) -> UnderstandSettings:
+        INTENT_EXTRACTORS.check(settings.intent.extractor)
+        return settings
 
     @classmethod
     def load(cls, path: Path | None, **overrides: Any) -> EngineConfig:
         """The config of a TOML or YAML file (``None``: the defaults) with ``overrides`` laid over it.
 
         A file that is not a config raises a ``ValueError`` naming it, and a wrong value a ``ValidationError``
-        titled with it: a parser's own exception (``yaml.ScannerError``, ``AttributeError`` for a file that
-        holds a list) would not say which of a run's files to fix.
+        titled with it, so a run's log says which of its files to fix.
         """
         if path is None:
             return cls.model_validate(overrides)
         path = Path(path)
+        what = "engine settings (at its top level or under 'engine')"
+        values = read_config_file(path, what)
+        table = values.get(ENGINE_TABLE, values)
+        if not isinstance(table, dict):
+            raise ValueError(
+                f"{path} must hold a table of engine settings (at its top level or under 'engine'), "
+                f"not a {type(table).__name__}"
+            )
         try:
-            return cls.model_validate(deep_merge(_config_table(path), overrides))
+            return cls.model_validate(deep_merge(table, overrides))
         except ValidationError as exc:
             raise _titled(exc, f"EngineConfig in {path}") from exc
 
@@ -114,23 +123,3 @@ def _titled(error: ValidationError, title: str) -> ValueError:
         return ValidationError.from_exception_data(title, error.errors())  # type: ignore[arg-type]
     except (KeyError, TypeError, ValueError):
         return ValueError(f"{title}: {error}")
-
-
-def _config_table(path: Path) -> dict[str, Any]:
-    """The engine settings of a config file: its top-level table, or its ``engine`` table when it has one."""
-    kind = "TOML" if path.suffix == ".toml" else "YAML"
-    try:
-        text = path.read_text(encoding="utf-8")
-        values = tomllib.loads(text) if kind == "TOML" else yaml.safe_load(text)
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError, yaml.YAMLError, RecursionError) as exc:
-        raise ValueError(f"{path} is not a readable {kind} file: {type(exc).__name__}: {exc}") from exc
-    if values is None:  # an empty YAML file: the defaults
-        return {}
-    if isinstance(values, dict):
-        values = values.get("engine", values)
-    if not isinstance(values, dict):
-        raise ValueError(
-            f"{path} must hold a table of engine settings (at its top level or under 'engine'), "
-            f"not a {type(values).__name__}"
-        )
-    return values

@@ -20,7 +20,6 @@ from index.versions import VersionStore
 from query.config import EngineConfig
 from query.engine import Engine
 from schemas.query import QueryResult
-from schemas.settings import HqaSettings
 
 log = logging.getLogger(__name__)
 
@@ -29,14 +28,14 @@ class LiveEngine:
     """``ask`` answers with the newest published version; safe to call from several threads."""
 
     def __init__(
-        self, index_root: Path, config: EngineConfig | None = None, settings: HqaSettings | None = None
+        self, index_root: Path, config: EngineConfig | None = None, *, state_dir: Path | None = None
     ):
         self.root = Path(index_root)
-        self.config, self.settings = config, settings
+        self.config, self.state_dir = config, state_dir
         self._store = VersionStore(self.root)
         self._lock = threading.Lock()
         self._opening = threading.Lock()  # one thread opens a new version; the others answer meanwhile
-        self._engine = Engine.open(self.root, config, settings)
+        self._engine = Engine.open(self.root, config, state_dir=state_dir)
         self._in_flight: dict[Engine, int] = {self._engine: 0}
         self.switches: list[str] = [self._engine.index_version]
         """Every version this engine has answered from, in order."""
@@ -77,7 +76,7 @@ class LiveEngine:
         try:
             if self._store.current() == self._engine.reader.path:
                 return  # another thread switched while this one was checking
-            newer = Engine.open(self.root, self.config, self.settings)
+            newer = Engine.open(self.root, self.config, state_dir=self.state_dir)
             with self._lock:
                 older, self._engine = self._engine, newer
                 self._in_flight[newer] = 0

@@ -16,6 +16,33 @@ from pydantic import BaseModel, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DATA_DIR = REPO_ROOT / "data"
+DEFAULT_STATE_DIR = REPO_ROOT / ".state"
+PROPERTY_TABLE = "wikidata-properties.tsv.gz"
+ENGINE_TABLE = "engine"
+"""The table of a settings file that holds the query engine's config (``query.config.EngineConfig``)."""
+
+
+def bundled_property_table() -> Path:
+    """The Wikidata property labels that ship with hqa (``data/``)."""
+    return DEFAULT_DATA_DIR / PROPERTY_TABLE
+
+
+def read_config_file(path: Path, what: str = "settings") -> dict[str, Any]:
+    """The tables of a TOML or YAML settings file (an empty YAML file: none). A file that is not a readable
+    config raises a ``ValueError`` naming it: a parser's own exception would not say which file to fix."""
+    path = Path(path)
+    kind = "TOML" if path.suffix == ".toml" else "YAML"
+    try:
+        text = path.read_text(encoding="utf-8")
+        values = tomllib.loads(text) if kind == "TOML" else yaml.safe_load(text)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, yaml.YAMLError, RecursionError) as exc:
+        raise ValueError(f"{path} is not a readable {kind} file: {type(exc).__name__}: {exc}") from exc
+    if values is None:
+        return {}
+    if not isinstance(values, dict):
+        raise ValueError(f"{path} must hold a table of {what}, not a {type(values).__name__}")
+    return values
 
 
 class IndexSettings(BaseModel):
@@ -70,8 +97,8 @@ class AirflowSettings(BaseModel):
 class HqaSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="HQA_", env_nested_delimiter="__", extra="forbid")
 
-    data_dir: Path = Field(REPO_ROOT / "data", description="bundled samples and tables")
-    state_dir: Path = Field(REPO_ROOT / ".state", description="generated output: ingest, indexes, Airflow")
+    data_dir: Path = Field(DEFAULT_DATA_DIR, description="bundled samples and tables")
+    state_dir: Path = Field(DEFAULT_STATE_DIR, description="generated output: ingest, indexes, Airflow")
     language: str = "en"
     workers: int = Field(0, description="parser processes; 0 = one per core")
     max_error_rate: float = Field(0.01, description="share of quarantined records that fails a run")
@@ -120,7 +147,7 @@ class HqaSettings(BaseSettings):
 
     @property
     def property_table(self) -> Path:
-        return self.data_dir / "wikidata-properties.tsv.gz"
+        return self.data_dir / PROPERTY_TABLE
 
     @property
     def samples_dir(self) -> Path:
@@ -128,13 +155,14 @@ class HqaSettings(BaseSettings):
 
     @classmethod
     def load(cls, config_file: Path | None = None, **overrides: Any) -> HqaSettings:
-        """Settings from an optional config file, then the environment, then ``overrides`` (CLI flags)."""
+        """Settings from an optional config file, then the environment, then ``overrides`` (CLI flags).
+
+        The file's ``engine`` table, if it has one, is the query engine's (``EngineConfig.load`` reads it),
+        so one file can carry both."""
         file_values: dict[str, Any] = {}
         if config_file is not None:
-            text = Path(config_file).read_text()
-            file_values = (
-                tomllib.loads(text) if Path(config_file).suffix == ".toml" else (yaml.safe_load(text) or {})
-            )
+            file_values = read_config_file(config_file)
+            file_values.pop(ENGINE_TABLE, None)
         env_values = cls().model_dump(exclude_unset=True)
         flags = {k: v for k, v in overrides.items() if v is not None}  # None = the flag was not given
         return cls(**deep_merge(deep_merge(file_values, env_values), flags))

@@ -8,11 +8,12 @@ evidence and no answer.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from index.reader import IndexReader
+from query.registry import Registry
 from schemas.answers import AnswerRecord, Question, RouteRecord, StageTiming
 
 if TYPE_CHECKING:
@@ -77,7 +78,14 @@ class EngineAnswerer:
 
     name = "engine"
 
-    def __init__(self, reader: IndexReader, k: int = DEFAULT_K, config: EngineConfig | None = None):
+    def __init__(
+        self,
+        reader: IndexReader,
+        k: int = DEFAULT_K,
+        config: EngineConfig | None = None,
+        *,
+        state_dir: Path | None = None,
+    ):
         from query.config import EngineConfig  # the engine loads models: only when it is asked for
         from query.engine import Engine
 
@@ -85,7 +93,7 @@ class EngineAnswerer:
             raise ValueError(f"k must be at least 1, got {k}")
         config = config or EngineConfig()
         rerank = config.rerank.model_copy(update={"stage2_keep": k})
-        self.engine = Engine(reader, config.model_copy(update={"rerank": rerank}))
+        self.engine = Engine(reader, config.model_copy(update={"rerank": rerank}), state_dir=state_dir)
         self.index_version = reader.version
 
     def answer(self, question: Question) -> AnswerRecord:
@@ -122,28 +130,33 @@ class EngineAnswerer:
         self.engine.close()
 
 
-AnswererFactory = Callable[[IndexReader, int, Path | None, dict[str, Any]], Answerer]
-"""Opens one answerer on a reader: (reader, k, engine config file or None, overrides of that config)."""
+@dataclass(frozen=True)
+class AnswererContext:
+    """What an answerer is opened with: the index, k evidence rows, the engine config file (or None) and
+    overrides of it, and the state folder the engine assembles its models in (None: the default)."""
+
+    reader: IndexReader
+    k: int
+    engine_config: Path | None
+    overrides: dict[str, Any]
+    state_dir: Path | None = None
 
 
-def _open_bm25(
-    reader: IndexReader, k: int, engine_config: Path | None, overrides: dict[str, Any]
-) -> Answerer:
-    return Bm25Answerer(reader, k)  # no engine behind it: an engine config does not apply
-
-
-def _open_engine(
-    reader: IndexReader, k: int, engine_config: Path | None, overrides: dict[str, Any]
-) -> Answerer:
+def _open_engine(context: AnswererContext) -> Answerer:
     from query.config import EngineConfig
 
-    return EngineAnswerer(reader, k, EngineConfig.load(engine_config, **overrides))
+    config = EngineConfig.load(context.engine_config, **context.overrides)
+    return EngineAnswerer(context.reader, context.k, config, state_dir=context.state_dir)
 
 
-_ANSWERERS: dict[str, AnswererFactory] = {
-    Bm25Answerer.name: _open_bm25,
-    EngineAnswerer.name: _open_engine,
-}
+ANSWERERS: Registry[AnswererContext, Answerer] = Registry(
+    "answerer",
+    {
+        # no engine behind BM25: an engine config does not apply
+        Bm25Answerer.name: lambda c: Bm25Answerer(c.reader, c.k),
+        EngineAnswerer.name: _open_engine,
+    },
+)
 
 BATCH_ANSWERER = EngineAnswerer.name
 """The answerer batch jobs use; recorded in each batch plan so parts made by another one are not reused."""
@@ -156,6 +169,7 @@ def open_answerer(
     name: str = BATCH_ANSWERER,
     engine_config: Path | None = None,
     reader: str | None = None,
+    state_dir: Path | None = None,
 ) -> Answerer:
     """THE place that decides what answers batch questions: the query engine by default.
 
@@ -163,12 +177,11 @@ def open_answerer(
     ``engine_config`` is the engine config file of the caller's settings (``HqaSettings.engine_config``);
     None = the engine's defaults; ``reader`` overrides its reader. This function reads no settings.
     """
-    factory = _ANSWERERS.get(name)
-    if factory is None:
-        raise ValueError(f"unknown answerer {name!r}; known: {sorted(_ANSWERERS)}")
+    ANSWERERS.check(name)
     index = IndexReader.open(index_dir)
     try:
-        return factory(index, k, engine_config, {"reader": reader} if reader else {})
+        overrides = {"reader": reader} if reader else {}
+        return ANSWERERS.create(name, AnswererContext(index, k, engine_config, overrides, state_dir))
     except Exception:
         index.close()
         raise

@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.table import Table
 
 from query.cli.console import console, error_console, shown
-from query.llm.settings import BACKEND_NAMES
+from query.llm.backends import LLM_BACKENDS
 from schemas.answers import question_text
 from schemas.query import QueryResult, ScoredEvidence, TableSql
 from schemas.settings import HqaSettings
@@ -23,7 +23,10 @@ def add_reader_options(p: argparse.ArgumentParser) -> None:
         "'candidates': the candidate reader (milliseconds); default from the engine config",
     )
     p.add_argument(
-        "--llm", choices=BACKEND_NAMES, metavar="BACKEND", help=f"LLM backend: {', '.join(BACKEND_NAMES)}"
+        "--llm",
+        choices=LLM_BACKENDS.names(),
+        metavar="BACKEND",
+        help=f"LLM backend: {', '.join(LLM_BACKENDS)}",
     )
 
 
@@ -57,7 +60,10 @@ def engine_config(args: argparse.Namespace, settings: HqaSettings):
         overrides["reader"] = args.reader
     if getattr(args, "llm", None):
         overrides["llm"] = {"backend": args.llm}
-    return EngineConfig.load(args.engine_config or settings.engine_config, **overrides)
+    config = EngineConfig.load(args.engine_config or settings.engine_config, **overrides)
+    if config.property_table is None:  # the settings' data folder holds the property table
+        config = config.model_copy(update={"property_table": settings.property_table})
+    return config
 
 
 def refused_questions(questions: list[str]) -> list[str]:
@@ -81,7 +87,8 @@ def cmd_ask(args: argparse.Namespace, settings: HqaSettings) -> int:
             error_console.print(f"[red]hqa ask: refused[/red] {reason}", highlight=False, soft_wrap=True)
         return 2
     with console.status("opening the index and loading models"):
-        engine = Engine.open(args.index or settings.index_dir, engine_config(args, settings), settings)
+        config = engine_config(args, settings)
+        engine = Engine.open(args.index or settings.index_dir, config, state_dir=settings.state_dir)
     with engine:
         for question in args.questions:
             result = engine.ask(question)

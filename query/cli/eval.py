@@ -73,7 +73,7 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_eval(args: argparse.Namespace, settings: HqaSettings) -> int:
-    from query.config import EngineConfig
+    from query.cli.ask import engine_config
     from query.engine import Engine
     from query.evaluation.baseline import PlainBm25
     from query.evaluation.loaders import load_benchmark
@@ -102,8 +102,7 @@ def cmd_eval(args: argparse.Namespace, settings: HqaSettings) -> int:
 
         fold_of = folds(questions, args.tune_share, args.seed)
         questions = [q for q in questions if fold_of[q.id] == args.fold]
-    overrides = {"reader": args.reader} if args.reader else {}
-    config = EngineConfig.load(args.engine_config or settings.engine_config, **overrides)
+    config = engine_config(args, settings)
     sources = [part.split("+") for part in args.sources.replace(",", ";").split(";") if part]
     if args.no_ablations:
         sources = []
@@ -112,7 +111,7 @@ def cmd_eval(args: argparse.Namespace, settings: HqaSettings) -> int:
     out = args.out or settings.state_dir / "eval" / f"{args.benchmark}-{started_at:%Y%m%dT%H%M%S}"
     index_dir = args.index or settings.index_dir
     with console.status("opening the index and loading models"):
-        engine = Engine.open(index_dir, config, settings)
+        engine = Engine.open(index_dir, config, state_dir=settings.state_dir)
     with engine:
         with console.status("opening (or building) the plain BM25 baseline"):
             baseline = PlainBm25.open_or_build(engine.reader.path, settings.state_dir / "eval" / "baseline")
@@ -131,9 +130,9 @@ def cmd_eval(args: argparse.Namespace, settings: HqaSettings) -> int:
             ("rerank1-hand", "rerank1-learned"), key=lambda c: by_name[c].ap[30] if c in by_name else -1
         )
         if eval_settings.stage2 and evaluator.pair_scorer is None:  # off in the engine: ablate it anyway
-            from query.rerank.pair_scorers import open_pair_scorer
+            from query.rerank.pair_scorers import open_pair_scorer, pair_scorer_settings
 
-            evaluator.pair_scorer = open_pair_scorer(eval_settings.stage2_scorer)
+            evaluator.pair_scorer = open_pair_scorer(pair_scorer_settings(eval_settings.stage2_scorer))
         if eval_settings.stage2:
             from ingest.progress import progress
 
@@ -171,7 +170,7 @@ def cmd_eval(args: argparse.Namespace, settings: HqaSettings) -> int:
         if not args.no_ablations:
             summaries += evaluator.summaries(main, [base], learned_reader=True)
         # end to end as shipped: the retrieve-read mode alone, and the router over every configured mode
-        reader = engine.llm_reader.name if engine.llm_reader is not None else "candidates"
+        reader = engine.pipeline.reader.name
         summaries += route_summaries(route_evals(evaluator, main), main, reader)
         if args.readers:
             summaries += _reader_axis(evaluator, main, questions, args, out)
@@ -193,7 +192,7 @@ def cmd_eval(args: argparse.Namespace, settings: HqaSettings) -> int:
             started=started_at,
             seconds=round(time.perf_counter() - started, 1),
             notes=[
-                f"embedding model of the index: {engine.embedder.model_name}",
+                f"embedding model of the index: {engine.pipeline.retrieval.embedder.model_name}",
                 f"learned stage one: pairwise logistic regression cross-fitted on {args.folds} folds of "
                 "these questions (out-of-sample figures); ranker.json holds the weights fitted on all",
                 f"answers: a logistic-regression candidate scorer fitted on the candidates of "

@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ingest.progress import progress
-from query.engine import CANDIDATES
 from query.evaluation.loaders import BenchmarkQuestion
 from query.evaluation.metrics import (
     ConfigSummary,
@@ -34,7 +33,9 @@ from query.evaluation.metrics import (
 )
 from query.evaluation.runner import Evaluator, Trace
 from query.llm.chat import Llm
+from query.read.base import Reader
 from query.read.llm_reader import LlmReader
+from query.read.readers import CANDIDATES
 
 READER_PREFIX = "reader="
 TUNE, REPORT = "tune", "report"
@@ -56,26 +57,26 @@ def folds(questions: Sequence[BenchmarkQuestion], tune_share: float, seed: int) 
     return {qid: (TUNE if i < cut else REPORT) for i, qid in enumerate(ids)}
 
 
-def open_readers(evaluator: Evaluator, names: Sequence[str]) -> dict[str, LlmReader | str]:
+def open_readers(evaluator: Evaluator, names: Sequence[str]) -> dict[str, Reader]:
     """Each named reader: "candidates", or an LLM reader on that backend with the engine's reader
     settings (the engine's own LLM reader when it already uses that backend)."""
     engine = evaluator.engine
-    readers: dict[str, LlmReader | str] = {}
+    readers: dict[str, Reader] = {}
     for name in names:
         if name == CANDIDATES:
-            readers[name] = CANDIDATES
-        elif engine.llm_reader is not None and engine.llm_reader.llm.name == name:
-            readers[name] = engine.llm_reader
+            readers[name] = engine.pipeline.candidates
+        elif isinstance(engine.pipeline.reader, LlmReader) and engine.pipeline.reader.llm.name == name:
+            readers[name] = engine.pipeline.reader
         else:
             settings = engine.config.llm.model_copy(update={"backend": name})
             settings = type(settings).model_validate(settings.model_dump())
             llm = Llm.open(settings.in_state_dir(engine.state_dir))
-            readers[name] = LlmReader(llm, engine.config.llm_reader)
+            readers[name] = LlmReader(llm, engine.pipeline.candidates, engine.config.llm_reader)
     return readers
 
 
 def reader_evals(
-    evaluator: Evaluator, traces: list[Trace], readers: dict[str, LlmReader | str], cache_dir: Path
+    evaluator: Evaluator, traces: list[Trace], readers: dict[str, Reader], cache_dir: Path
 ) -> dict[str, list[QuestionEval]]:
     """Per reader, one eval per trace; results already in ``cache_dir`` are reused, new ones appended."""
     cache_dir.mkdir(parents=True, exist_ok=True)
@@ -85,8 +86,9 @@ def reader_evals(
     for trace in todo:
         staged = trace.staged
         if staged is not None:
-            staged.rows = {r.evidence_id: r for r in evaluator.engine.store.get(staged.rankings["fused"])}
-            evaluator.engine.rerank(staged)
+            pipeline = evaluator.engine.pipeline
+            rows = {r.evidence_id: r for r in pipeline.store.get(staged.rankings["fused"])}
+            trace.staged = staged = pipeline.rerank(staged.with_rows(rows))
         for name, reader in readers.items():
             if trace.question.id in done[name]:
                 continue
@@ -96,7 +98,7 @@ def reader_evals(
                 f.write(evaluation.model_dump_json() + "\n")
             bar.update(1)
         if staged is not None:
-            staged.rows = {}
+            trace.staged = staged.with_rows({})
     bar.close()
     return {name: [done[name][t.question.id] for t in traces] for name in readers}
 
@@ -112,14 +114,14 @@ def _load(path: Path) -> dict[str, QuestionEval]:
     return out
 
 
-def _read_one(evaluator: Evaluator, trace: Trace, name: str, reader: LlmReader | str) -> QuestionEval:
+def _read_one(evaluator: Evaluator, trace: Trace, name: str, reader: Reader) -> QuestionEval:
     config = READER_PREFIX + name
     staged = trace.staged
     if staged is None:
         return QuestionEval.failed(trace.question.id, config, trace.error or "no retrieval pass")
     engine = evaluator.engine
     started = time.perf_counter()
-    read = engine.read(staged, reader)
+    read = engine.pipeline.read(staged, reader)
     ms = (time.perf_counter() - started) * 1000
     choice, reading = read.choice, read.reading
     final = staged.rankings["final"]

@@ -48,7 +48,7 @@ class _TracePipeline:
 
     result: QueryResult
 
-    def retrieve_and_read(self, understanding: Understanding) -> QueryResult:
+    def answer(self, understanding: Understanding) -> QueryResult:
         return self.result
 
 
@@ -72,12 +72,13 @@ def _route_one(evaluator: Evaluator, trace: Trace) -> tuple[QuestionEval, Questi
         failed = QuestionEval.failed(trace.question.id, RETRIEVE_READ, trace.error or "no retrieval pass")
         return failed, failed.model_copy(update={"config": ROUTER})
     started = time.perf_counter()
-    staged.rows = {r.evidence_id: r for r in engine.store.get(staged.rankings["fused"])}
-    engine.rerank(staged)
-    read = engine.read(staged)
+    pipeline = engine.pipeline
+    staged = pipeline.rerank(
+        staged.with_rows({r.evidence_id: r for r in pipeline.store.get(staged.rankings["fused"])})
+    )
+    read = pipeline.read(staged)
     choice = read.choice
     read_ms = (time.perf_counter() - started) * 1000
-    staged.rows = {}
     final = staged.rankings["final"]
     order = staged.rankings.get("rerank2", staged.rankings["rerank1"])
     trace.rankings[RETRIEVE_READ] = final + [e for e in order if e not in set(final)]

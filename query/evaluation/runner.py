@@ -33,7 +33,7 @@ from pydantic import BaseModel, Field
 
 from ingest.progress import progress
 from query.config import EngineConfig
-from query.engine import Engine, StagedRun
+from query.engine import Engine
 from query.evaluation.baseline import PlainBm25
 from query.evaluation.loaders import BenchmarkQuestion
 from query.evaluation.metrics import (
@@ -45,6 +45,7 @@ from query.evaluation.metrics import (
     summarize,
     token_f1,
 )
+from query.pipeline import StagedRun
 from query.read.candidates import ANSWER_FEATURES, AnswerScorer
 from query.rerank.stage_one import FEATURES, LinearRanker, stage_one
 from query.retrieve.retrievers import fuse
@@ -125,8 +126,9 @@ class Evaluator:
         self.engine = engine
         self.settings = settings or EvalSettings()
         self.baseline = baseline
-        self.pair_scorer = engine.pair_scorer
-        self.answerer = engine.answerer  # the engine's configured reader and scorer
+        self.pipeline = engine.pipeline
+        self.pair_scorer = engine.pipeline.reranking.pair_scorer
+        self.answerer = engine.pipeline.candidates.answerer  # the engine's configured scorer
         self.fold_rankers: list[LinearRanker] = []
         self.fold_scorers: list[AnswerScorer] = []
 
@@ -135,7 +137,7 @@ class Evaluator:
     def trace(self, question: BenchmarkQuestion) -> Trace:
         started = time.perf_counter()
         try:
-            staged = self.engine.retrieve(question.question)
+            staged = self.pipeline.retrieve(self.engine.understand(question.question))
         except Exception as exc:  # one failing question is a miss in the report, not a dead run
             log.exception("question %s failed", question.id)
             return Trace(question, None, error=f"{type(exc).__name__}: {exc}")
@@ -156,7 +158,7 @@ class Evaluator:
             ids.update(ranked.ids)
         rows = {r.evidence_id: r for r in staged.rows.values()}
         missing = [e for e in ids if e not in rows]
-        rows.update({r.evidence_id: r for r in self.engine.store.get(missing)})
+        rows.update({r.evidence_id: r for r in self.pipeline.store.get(missing)})
         for evidence_id, row in rows.items():
             trace.present[evidence_id] = first_presence_rank([row.text], golds) is not None
             trace.tables[evidence_id] = row.raw_provenance.get("table_id")
@@ -173,7 +175,7 @@ class Evaluator:
             first = [lists[n] for n in ("kg", "bm25", "dense") if n in lists]
             trace.rankings["rrf-no-hop"] = fuse(first, self.engine.config.retrieval).ids
         trace.rankings["rrf-all"] = list(staged.pool.ids)
-        staged.rows = {}  # the pass keeps ids, scores and features; rows are fetched again when needed
+        trace.staged = staged.with_rows({})  # ids, scores and features are kept; rows are fetched again
         return trace
 
     def run_pass(self, questions: list[BenchmarkQuestion], label: str) -> list[Trace]:
@@ -213,7 +215,7 @@ class Evaluator:
         staged = trace.staged
         if staged is None or config not in trace.rankings:
             return None
-        rows = self.engine.store.get(trace.rankings[config][: self.engine.config.answer.top_evidence])
+        rows = self.pipeline.store.get(trace.rankings[config][: self.engine.config.answer.top_evidence])
         _, drafts, matrix, _ = self.answerer.candidates(staged.intent, staged.links, rows, self.engine.label)
         golds = trace.question.answer_texts()
         return matrix, np.array([exact_match(d.text, golds) for d in drafts], dtype=bool)
@@ -260,7 +262,7 @@ class Evaluator:
             return
         keep = self.engine.config.rerank.stage1_keep
         head = trace.rankings[base][:keep]
-        rows = {r.evidence_id: r for r in self.engine.store.get(head)}
+        rows = {r.evidence_id: r for r in self.pipeline.store.get(head)}
         started = time.perf_counter()
         scores = self.pair_scorer.score(staged.question, [rows[e].text for e in head if e in rows])
         trace.timings["rerank2"] = (time.perf_counter() - started) * 1000
@@ -287,7 +289,7 @@ class Evaluator:
         best: str | None = None
         if read:
             started = time.perf_counter()
-            rows = self.engine.store.get(ranking[: self.engine.config.answer.top_evidence])
+            rows = self.pipeline.store.get(ranking[: self.engine.config.answer.top_evidence])
             staged = trace.staged
             scorer = None
             if learned_reader and self.fold_scorers and trace.fold is not None:

@@ -25,6 +25,7 @@ import numpy as np
 
 from query.llm.bundled import BUNDLED_MODELS, ModelInstallError, model_path
 from query.llm.settings import GGUF, OPENAI_COMPATIBLE, LlmSettings
+from query.registry import Registry
 
 log = logging.getLogger(__name__)
 
@@ -341,16 +342,17 @@ def _gguf(settings: LlmSettings) -> LlmBackend:
     return LlamaCppBackend(settings, settings.model_path, settings.model_path.stem, chat_capable=True)
 
 
-LLM_BACKENDS: dict[str, Callable[[LlmSettings], LlmBackend]] = {
-    **{name: _bundled(name) for name in BUNDLED_MODELS},
-    GGUF: _gguf,
-    OPENAI_COMPATIBLE: OpenAICompatibleBackend,
-}
+LLM_BACKENDS: Registry[LlmSettings, LlmBackend] = Registry(
+    "llm backend",
+    {
+        **{name: _bundled(name) for name in BUNDLED_MODELS},
+        GGUF: _gguf,
+        OPENAI_COMPATIBLE: OpenAICompatibleBackend,
+    },
+)
+"""Backends by the name ``llm.backend`` gives (every name of ``query.llm.settings.BACKEND_NAMES``)."""
 
 
 def open_backend(settings: LlmSettings) -> LlmBackend:
     """The configured backend, loaded; ``LlmUnavailable`` says why it cannot be."""
-    factory = LLM_BACKENDS.get(settings.backend)
-    if factory is None:
-        raise ValueError(f"unknown llm backend {settings.backend!r}; use one of {', '.join(LLM_BACKENDS)}")
-    return factory(settings)
+    return LLM_BACKENDS.create(settings.backend, settings)

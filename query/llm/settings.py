@@ -7,13 +7,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from query.llm.bundled import BUNDLED_MODELS, DEFAULT_MODEL
+from query.llm.bundled import DEFAULT_MODEL
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 GGUF = "gguf"
 OPENAI_COMPATIBLE = "openai-compatible"
-BACKEND_NAMES = (*BUNDLED_MODELS, GGUF, OPENAI_COMPATIBLE)
 
 
 class LlmSettings(BaseModel):
@@ -50,9 +49,9 @@ class LlmSettings(BaseModel):
     @field_validator("backend")
     @classmethod
     def _known_backend(cls, name: str) -> str:
-        if name not in BACKEND_NAMES:
-            raise ValueError(f"unknown llm backend {name!r}; use one of {', '.join(BACKEND_NAMES)}")
-        return name
+        from query.llm.backends import LLM_BACKENDS  # the registry imports these settings
+
+        return LLM_BACKENDS.check(name)
 
     @field_validator("base_url")
     @classmethod

@@ -13,7 +13,6 @@ experiment with another set or order of modes is a config, not a code edit.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from index.aliases import AliasIndex
@@ -24,10 +23,11 @@ from query.llm.chat import Llm
 from query.modes.base import Declined, Mode, Understanding
 from query.modes.graph_critic import GraphCriticMode, GraphCriticSettings
 from query.modes.kg_lookup import KgLookupMode, KgLookupSettings
-from query.modes.retrieve_read import RetrieveReadMode, RetrieveReadPipeline
+from query.modes.retrieve_read import RetrieveReadMode
 from query.modes.router import NoModeAnswered, Router
 from query.modes.table_sql import TableSqlMode, TableSqlSettings
-from query.retrieve.evidence_store import EvidenceStore
+from query.pipeline import Pipeline
+from query.registry import Registry
 from query.understand.properties import PropertyLabels
 
 __all__ = [
@@ -49,54 +49,43 @@ __all__ = [
 class ModeContext:
     """What the engine opened that modes may use; built once per engine."""
 
-    pipeline: RetrieveReadPipeline  # the engine: also a TableSqlPipeline
-    evidence: EvidenceStore
+    pipeline: Pipeline
     statements: StatementStore | None
     properties: PropertyLabels
-    index_version: str
-    kg_lookup: KgLookupSettings
+    graph: GraphIndex
+    aliases: AliasIndex
     tables: TableStore | None = None
-    table_sql: TableSqlSettings | None = None
     llm: Llm | None = None  # the configured instruct model, when one loaded
-    graph: GraphIndex | None = None
-    aliases: AliasIndex | None = None
+    kg_lookup: KgLookupSettings | None = None
+    table_sql: TableSqlSettings | None = None
     graph_critic: GraphCriticSettings | None = None
 
 
-MODES: dict[str, Callable[[ModeContext], Mode]] = {
-    "kg-lookup": lambda c: KgLookupMode(c.statements, c.evidence, c.properties, c.index_version, c.kg_lookup),
-    "table-sql": lambda c: TableSqlMode(
-        c.pipeline,  # type: ignore[arg-type]
-        c.evidence,
-        c.tables,
-        c.table_sql,
-        c.llm,
-        graph=c.graph,
-        statements=c.statements,
-        properties=c.properties,
-        aliases=c.aliases,
-        index_version=c.index_version,
-    ),
-    "graph-critic": lambda c: GraphCriticMode(
-        c.pipeline,  # type: ignore[arg-type]
-        c.evidence,
-        _required(c.graph, "graph-critic needs the index's graph"),
-        c.graph_critic,
-        c.index_version,
-        llm=c.llm,
-    ),
-    "retrieve-read": lambda c: RetrieveReadMode(c.pipeline),
-}
-
-
-def _required(value, why: str):
-    if value is None:
-        raise ValueError(why)
-    return value
+MODES: Registry[ModeContext, Mode] = Registry(
+    "mode",
+    {
+        "kg-lookup": lambda c: KgLookupMode(
+            c.statements, c.pipeline.store, c.properties, c.pipeline.index_version, c.kg_lookup
+        ),
+        "table-sql": lambda c: TableSqlMode(
+            c.pipeline,
+            c.tables,
+            c.table_sql,
+            c.llm,
+            graph=c.graph,
+            statements=c.statements,
+            properties=c.properties,
+            aliases=c.aliases,
+        ),
+        "graph-critic": lambda c: GraphCriticMode(c.pipeline, c.graph, c.graph_critic, llm=c.llm),
+        "retrieve-read": lambda c: RetrieveReadMode(c.pipeline),
+    },
+)
+"""Modes by the names ``EngineConfig.modes`` gives; a new mode registers here."""
 
 
 def build_modes(names: list[str], context: ModeContext) -> list[Mode]:
     unknown = [n for n in names if n not in MODES]
     if unknown:
         raise ValueError(f"unknown modes {unknown}; known: {', '.join(MODES)}")
-    return [MODES[name](context) for name in names]
+    return [MODES.create(name, context) for name in names]

@@ -12,20 +12,13 @@ gives 0 when the question names no entity and property it could look up.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
-from schemas.query import Intent, LinkedMention, QueryResult
+from query.understand.understanding import Understanding
+from schemas.query import QueryResult
 
-
-@dataclass
-class Understanding:
-    """The question as the engine read it before any mode ran; its timings go into every result."""
-
-    question: str
-    intent: Intent
-    links: list[LinkedMention]
-    timings: dict[str, float] = field(default_factory=dict)
+__all__ = ["Declined", "Mode", "Understanding"]
 
 
 @dataclass(frozen=True)

@@ -23,10 +23,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from query.llm.backends import LlmError
 from query.llm.chat import Llm, LlmCall, Reply
+from query.read.base import Reader, Reading, ReadRequest
 from query.read.candidates import UNKNOWN, AnswerChoice
 from query.read.support import Support, find_support, trim_answer
 from query.retrieve.evidence_store import EvidenceRow
 from query.text import content_words, fold
+from query.timing import timed
 from schemas.query import LlmReading, ReadOutcome
 
 SOURCE_NAMES = {"kg": "fact", "text": "passage", "table": "table row", "infobox": "infobox"}
@@ -187,15 +189,26 @@ class LlmRead:
 
 
 class LlmReader:
-    """Reads the top evidence with an instruct model; every answer is checked against the rows."""
+    """Reads the top evidence with an instruct model; every answer is checked against the rows.
 
-    def __init__(self, llm: Llm, settings: LlmReaderSettings | None = None) -> None:
+    ``fallback`` (the candidate reader) runs first on every question: its answer is what the LLM reader
+    returns when the model's answer fails its check twice."""
+
+    def __init__(self, llm: Llm, fallback: Reader, settings: LlmReaderSettings | None = None) -> None:
         self.llm = llm
+        self.fallback = fallback
         self.settings = settings or LlmReaderSettings()
 
     @property
     def name(self) -> str:
         return f"llm:{self.llm.name}"
+
+    def run(self, request: ReadRequest) -> Reading:
+        candidates = self.fallback.run(request)
+        timings = dict(candidates.timings)
+        with timed(timings, "read_llm"):
+            read = self.read(request.question, request.evidence, candidates.choice, note=request.note)
+        return Reading(read.choice, self.name, read.reading, timings)
 
     def read(
         self, question: str, evidence: list[EvidenceRow], fallback: AnswerChoice, note: str | None = None

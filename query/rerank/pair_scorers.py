@@ -21,14 +21,14 @@ import logging
 import threading
 import unicodedata
 from collections import OrderedDict
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Protocol, TypeVar
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from index.embedder import MODELS, Embedder, EmbedderSettings
+from query.registry import Registry
 
 if TYPE_CHECKING:
     from sentence_transformers import CrossEncoder
@@ -68,6 +68,7 @@ def _merge_settings(
 class LateInteractionSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    name: Literal["late-interaction"] = "late-interaction"
     model: str = Field("all-MiniLM-L6-v2", description=f"token-vector model, one of {sorted(MODELS)}")
     max_doc_tokens: int = Field(128, ge=3, description="token cap per text, [CLS] and [SEP] included")
     max_query_tokens: int = Field(64, ge=3, description="token cap per question, [CLS] and [SEP] included")
@@ -241,6 +242,7 @@ def maxsim(query: np.ndarray, docs: list[np.ndarray], chunk: int = 256) -> np.nd
 class CrossEncoderSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    name: Literal["cross-encoder"] = "cross-encoder"
     model_path: Path = Field(description="local folder saved with save_pretrained; nothing is downloaded")
     max_length: int = Field(256, gt=0, description="token cap per (question, text) pair")
     batch_size: int = Field(32, gt=0)
@@ -310,15 +312,22 @@ class CrossEncoderScorer:
         return raw
 
 
-PAIR_SCORERS: dict[str, Callable[..., PairScorer]] = {
-    LateInteractionScorer.name: LateInteractionScorer,
-    CrossEncoderScorer.name: CrossEncoderScorer,
-}
+PairScorerSettings = Annotated[LateInteractionSettings | CrossEncoderSettings, Field(discriminator="name")]
+"""A pair scorer's settings, typed by its ``name`` (``[rerank.stage2]`` in an engine config)."""
+
+PAIR_SCORERS: Registry[Any, PairScorer] = Registry(
+    "pair scorer",
+    {LateInteractionScorer.name: LateInteractionScorer, CrossEncoderScorer.name: CrossEncoderScorer},
+)
+"""Pair scorers by name, each built from its settings model; a new scorer registers here."""
 
 
-def open_pair_scorer(name: str, **settings: Any) -> PairScorer:
-    """The scorer registered under ``name``, built from keyword settings (e.g. from a config file)."""
-    factory = PAIR_SCORERS.get(name)
-    if factory is None:
-        raise ValueError(f"unknown pair scorer {name!r}; known: {sorted(PAIR_SCORERS)}")
-    return factory(**settings)
+def pair_scorer_settings(name: str) -> LateInteractionSettings | CrossEncoderSettings:
+    """The default settings of the scorer ``name`` (a cross-encoder has none: it needs its model's folder)."""
+    PAIR_SCORERS.check(name)
+    return TypeAdapter(PairScorerSettings).validate_python({"name": name})
+
+
+def open_pair_scorer(settings: LateInteractionSettings | CrossEncoderSettings) -> PairScorer:
+    """The scorer its settings name, built from them."""
+    return PAIR_SCORERS.create(settings.name, settings)

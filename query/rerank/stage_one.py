@@ -24,8 +24,9 @@ import numpy as np
 from pydantic import Field
 
 from query.linear import LinearModel
+from query.retrieve.base import RETRIEVER_NAMES
 from query.retrieve.evidence_store import EvidenceRow
-from query.retrieve.retrievers import RETRIEVERS, FusedPool
+from query.retrieve.retrievers import FusedPool
 from query.text import content_words
 from schemas.evidence import SOURCE_TYPES
 from schemas.query import Intent, LinkedMention
@@ -44,7 +45,7 @@ FEATURES: tuple[str, ...] = (
     "time_match",
     "property_match",
     *(f"src_{s}" for s in SOURCE_TYPES),
-    *(f"rank_{r}" for r in RETRIEVERS),
+    *(f"rank_{r}" for r in RETRIEVER_NAMES),
 )
 """``rank_<retriever>``: 1 / log2(1 + rank) in that retriever's list, 0 when it did not return the row."""
 

@@ -17,26 +17,28 @@ question but the series' name. The second fusion adds that list to the others.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-import numpy as np
 from pydantic import BaseModel, Field, field_validator
 
 from index.bm25 import Bm25Index
 from index.graph import GraphIndex
 from index.vectors import VectorIndex
+from query.registry import Registry
+from query.retrieve.base import RETRIEVER_NAMES, Ranked, RetrievalQuery, Retriever
 from query.retrieve.evidence_store import EvidenceRow, EvidenceStore
 from schemas.evidence import SOURCE_TYPES, SourceType
 from schemas.query import Intent, LinkedMention
-
-RETRIEVERS = ("kg", "bm25", "dense", "hop")
 
 
 class RetrievalSettings(BaseModel):
     """How much each retriever fetches and how the lists are fused."""
 
     pool_size: int = Field(1000, ge=1, description="evidence kept after fusion")
-    retrievers: list[str] = Field(default_factory=lambda: list(RETRIEVERS))
+    retrievers: list[str] = Field(
+        default_factory=lambda: list(RETRIEVER_NAMES),
+        description="retrievers run, by name (``query.retrieve.registry.RETRIEVERS``); each list is fused",
+    )
     sources: list[SourceType] = Field(default_factory=lambda: list(SOURCE_TYPES))
     bm25_k: int = Field(1000, ge=1)
     dense_k: int = Field(300, ge=1, description="ANN candidates; dense also scores every pool member")
@@ -60,19 +62,11 @@ class RetrievalSettings(BaseModel):
     @field_validator("retrievers")
     @classmethod
     def _known_retrievers(cls, value: list[str]) -> list[str]:
-        unknown = set(value) - set(RETRIEVERS)
-        if unknown or not value:
-            raise ValueError(f"retrievers must be a non-empty subset of {RETRIEVERS}, got {value}")
+        if not value:
+            raise ValueError("retrievers must name at least one retriever")
+        for name in value:
+            RETRIEVERS.check(name)
         return value
-
-
-@dataclass
-class Ranked:
-    """One retriever's output: ids best first with their scores."""
-
-    name: str
-    ids: list[str] = field(default_factory=list)
-    scores: list[float] = field(default_factory=list)
 
 
 def linked_entity_ids(links: list[LinkedMention], per_mention: int, min_score: float) -> list[str]:
@@ -100,11 +94,15 @@ class KgRetriever:
     """One hop around the linked entities in the Kùzu graph, ordered by fit to the intent."""
 
     name = "kg"
+    after_fusion = False
 
     def __init__(self, graph: GraphIndex, store: EvidenceStore, settings: RetrievalSettings):
         self.graph, self.store, self.settings = graph, store, settings
 
-    def run(self, intent: Intent, entity_ids: list[str]) -> Ranked:
+    def run(self, query: RetrievalQuery) -> Ranked:
+        return self.walk(query.intent, query.entity_ids)
+
+    def walk(self, intent: Intent, entity_ids: list[str]) -> Ranked:
         ranked = Ranked(self.name)
         if not entity_ids:
             return ranked
@@ -140,11 +138,16 @@ class HopRetriever:
     """
 
     name = "hop"
+    after_fusion = True
 
     def __init__(self, graph: GraphIndex, store: EvidenceStore, settings: RetrievalSettings):
         self.graph, self.store, self.settings = graph, store, settings
 
-    def run(self, seeds: list[EvidenceRow], exclude: set[str] | frozenset[str] = frozenset()) -> Ranked:
+    def run(self, query: RetrievalQuery) -> Ranked:
+        return self.follow(query.seeds, query.exclude)
+
+    def follow(self, seeds: list[EvidenceRow], exclude: set[str] | frozenset[str] = frozenset()) -> Ranked:
+        """The lead windows of the pages ``seeds`` link to (also the table-sql mode's hop from one row)."""
         ranked = Ranked(self.name)
         first_seed: dict[str, int] = {}
         follow = set(self.settings.hop_from)
@@ -180,15 +183,22 @@ def _lead_position(row: EvidenceRow) -> tuple[int, int, str]:
 
 
 class Bm25Retriever:
+    """Tantivy BM25 over the question plus the labels of properties it names outright, boosting the
+    evidence of the linked entities."""
+
     name = "bm25"
+    after_fusion = False
 
     def __init__(self, index: Bm25Index, settings: RetrievalSettings):
         self.index, self.settings = index, settings
 
-    def run(self, query: str, entity_ids: list[str], k: int | None = None) -> Ranked:
+    def run(self, query: RetrievalQuery) -> Ranked:
+        return self.search(lexical_query(query.question, query.intent), query.entity_ids)
+
+    def search(self, text: str, entity_ids: list[str], k: int | None = None) -> Ranked:
         sources = self.settings.sources if set(self.settings.sources) != set(SOURCE_TYPES) else None
         hits = self.index.search(
-            query,
+            text,
             k or self.settings.bm25_k,
             source_types=sources,
             boost_entities=entity_ids or None,
@@ -198,14 +208,19 @@ class Bm25Retriever:
 
 
 class DenseRetriever:
+    """Nearest neighbours of the question's vector in LanceDB."""
+
     name = "dense"
+    after_fusion = False
 
     def __init__(self, index: VectorIndex, settings: RetrievalSettings):
         self.index, self.settings = index, settings
 
-    def run(self, query_vector: np.ndarray) -> Ranked:
+    def run(self, query: RetrievalQuery) -> Ranked:
+        if query.vector is None:
+            raise ValueError("the dense retriever needs the question's vector (RetrievalQuery.vector)")
         sources = self.settings.sources if set(self.settings.sources) != set(SOURCE_TYPES) else None
-        hits = self.index.search(query_vector, self.settings.dense_k, source_types=sources)
+        hits = self.index.search(query.vector, self.settings.dense_k, source_types=sources)
         return Ranked(self.name, [h.evidence_id for h in hits], [h.score for h in hits])
 
 
@@ -234,3 +249,26 @@ def fuse(lists: list[Ranked], settings: RetrievalSettings) -> FusedPool:
             scores.setdefault(evidence_id, {})[ranked.name] = score
     order = sorted(fused, key=lambda e: (-fused[e], e))[: settings.pool_size]
     return FusedPool(order, fused, ranks, scores)
+
+
+@dataclass(frozen=True)
+class RetrieverContext:
+    """What a retriever may be built from: the opened index parts and the retrieval settings."""
+
+    graph: GraphIndex
+    store: EvidenceStore
+    bm25: Bm25Index
+    vectors: VectorIndex
+    settings: RetrievalSettings
+
+
+RETRIEVERS: Registry[RetrieverContext, Retriever] = Registry(
+    "retriever",
+    {
+        "kg": lambda c: KgRetriever(c.graph, c.store, c.settings),
+        "bm25": lambda c: Bm25Retriever(c.bm25, c.settings),
+        "dense": lambda c: DenseRetriever(c.vectors, c.settings),
+        "hop": lambda c: HopRetriever(c.graph, c.store, c.settings),
+    },
+)
+"""Retrievers by the names ``RetrievalSettings.retrievers`` gives; a new one registers here."""

@@ -28,6 +28,7 @@ from index import layout
 from index.aliases import AliasHit, AliasIndex, normalize_mention
 from index.reader import IndexReader
 from query.understand.properties import content_words, stem
+from query.understand.settings import LinkingSettings
 from schemas.query import EntityCandidate, LinkedMention, Mention
 
 CONTEXT_WORDS = 3
@@ -107,50 +108,25 @@ class EntityLinker:
         self,
         aliases: AliasIndex,
         entities: EntityTable | None = None,
-        *,
-        k: int = 5,
-        alias_weight: float = 0.6,
-        popularity_weight: float = 0.2,
-        context_weight: float = 0.2,
-        fuzzy: bool = True,
-        pool: int = 20,
+        settings: LinkingSettings | None = None,
     ):
-        weights = {"alias": alias_weight, "popularity": popularity_weight, "context": context_weight}
-        if any(w < 0 for w in weights.values()) or sum(weights.values()) <= 0:
-            raise ValueError(f"linker weights must be non-negative with a positive sum, got {weights}")
-        if k < 1:
-            raise ValueError(f"k must be at least 1, got {k}")
-        if pool < 1:
-            raise ValueError(f"pool must be at least 1, got {pool}")
         self.aliases = aliases
         self.entities = entities
-        self.k = k
-        self.alias_weight = alias_weight
-        self.popularity_weight = popularity_weight
-        self.context_weight = context_weight
-        self.fuzzy = fuzzy
-        self.pool = pool
-        self._total = sum(weights.values())
+        self.settings = settings or LinkingSettings()
+        s = self.settings
+        self._total = s.alias_weight + s.popularity_weight + s.context_weight
 
     @classmethod
-    def from_reader(cls, reader: IndexReader, **kwargs) -> EntityLinker:
+    def from_reader(cls, reader: IndexReader, settings: LinkingSettings | None = None) -> EntityLinker:
         """A linker over the reader's alias index and entity table (read once, here)."""
-        return cls(reader.aliases, EntityTable.from_reader(reader), **kwargs)
+        return cls(reader.aliases, EntityTable.from_reader(reader), settings)
 
     def to_dict(self) -> dict:
-        return {
-            "name": self.name,
-            "k": self.k,
-            "alias_weight": self.alias_weight,
-            "popularity_weight": self.popularity_weight,
-            "context_weight": self.context_weight,
-            "fuzzy": self.fuzzy,
-            "pool": self.pool,
-        }
+        return {"name": self.name, **self.settings.model_dump()}
 
     def run(self, question: str, mentions: list[Mention], k: int | None = None) -> list[LinkedMention]:
         """Up to k candidates per mention, best first; a mention nothing matches keeps an empty list."""
-        k = self.k if k is None else k
+        k = self.settings.k if k is None else k
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}")
         question_words = {stem(w) for w in content_words(question)}
@@ -159,7 +135,9 @@ class EntityLinker:
         for mention in mentions:
             if mention.text not in by_text:
                 context_words = question_words - {stem(w) for w in content_words(mention.text)}
-                hits = self.aliases.lookup(mention.text, k=max(self.pool, k), fuzzy=self.fuzzy)
+                hits = self.aliases.lookup(
+                    mention.text, k=max(self.settings.pool, k), fuzzy=self.settings.fuzzy
+                )
                 by_text[mention.text] = self._rank(hits, context_words, mention.text)
             linked.append(LinkedMention(mention=mention, candidates=by_text[mention.text][:k]))
         return linked
@@ -176,8 +154,9 @@ class EntityLinker:
         page_title = info.page_title if info else None
         alias = _alias_score(hit, mention_size)
         context = _context(context_words, hit.label, description, page_title)
-        weighted = self.alias_weight * alias + self.popularity_weight * hit.popularity
-        score = (weighted + self.context_weight * context) / self._total
+        s = self.settings
+        weighted = s.alias_weight * alias + s.popularity_weight * hit.popularity
+        score = (weighted + s.context_weight * context) / self._total
         return EntityCandidate(
             entity_id=hit.entity_id,
             label=hit.label,

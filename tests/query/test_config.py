@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from query.config import EngineConfig
 from query.modes import MODES
-from query.understand.intent import INTENT_EXTRACTORS
+from query.understand.understanding import INTENT_EXTRACTORS
 
 
 def test_an_unknown_intent_extractor_is_refused_naming_the_known_ones() -> None:
@@ -32,7 +32,7 @@ def test_no_mode_or_a_mode_twice_is_refused(modes: list[str]) -> None:
 
 def test_the_defaults_name_registered_stages() -> None:
     config = EngineConfig()
-    assert config.intent in INTENT_EXTRACTORS
+    assert config.understand.intent.extractor in INTENT_EXTRACTORS
     assert set(config.modes) <= set(MODES)
 
 
@@ -42,7 +42,7 @@ def test_load_reads_the_modes_of_a_toml_file(tmp_path: Path, table: str) -> None
     path.write_text(f'{table}modes = ["retrieve-read"]\nintent = "rules"\n')
     config = EngineConfig.load(path)
     assert config.modes == ["retrieve-read"]
-    assert config.intent == "rules"
+    assert config.understand.intent.extractor == "rules"
 
 
 def test_load_merges_nested_overrides_key_by_key(tmp_path: Path) -> None:

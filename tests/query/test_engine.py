@@ -74,11 +74,11 @@ def test_hop_reads_the_page_a_table_cell_links_to(engine: Engine) -> None:
     question = (
         "Who created the series in which the character of Robert , played by actor Nonso Anozie , appeared ?"
     )
-    staged = engine.run(question)
-    hop = engine.store.get(staged.retrieved["hop"].ids)
+    staged = engine.pipeline.run(engine.understand(question))
+    hop = engine.pipeline.store.get(staged.retrieved["hop"].ids)
     found = next(row for row in hop if "Lynda La Plante" in row.text)
     assert found.page_title == "Prime Suspect" and found.source_type == "text"
-    leads = engine.store.get(
+    leads = engine.pipeline.store.get(
         [e for _, e in engine.reader.graph.lead_evidence(["Prime Suspect", "Nonso Anozie"])]
     )
     assert found in leads and {r.page_title for r in leads} == {"Prime Suspect", "Nonso Anozie"}
@@ -89,7 +89,7 @@ def test_hop_reads_the_page_a_table_cell_links_to(engine: Engine) -> None:
     assert "Robert" in seed.text and seed.page_title == "Nonso Anozie"
     without = EngineConfig.load(None, reader="candidates", retrieval={"retrievers": ["kg", "bm25", "dense"]})
     with Engine.open(engine.reader.path, without) as plain:
-        staged = plain.run(question)
+        staged = plain.pipeline.run(plain.understand(question))
     assert "hop" not in staged.retrieved
     assert not any("Lynda La Plante" in staged.rows[e].text for e in staged.rankings["final"])
 
@@ -132,7 +132,7 @@ def test_stage_two_by_config_reorders_the_stage_one_head(sample_index) -> None:
     config = EngineConfig.load(None, reader="candidates", rerank={"stage2": "late-interaction"})
     with Engine.open(result.version_dir, config) as engine:
         answer = engine.ask("What was the name of Aristotle's father?")
-        staged = engine.run("What was the name of Aristotle's father?")
+        staged = engine.pipeline.run(engine.understand("What was the name of Aristotle's father?"))
     assert answer.timing("rerank2") > 0 and answer.evidence[0].ranks["rerank2"] == 1
     keep = config.rerank.stage1_keep
     assert sorted(staged.rankings["rerank2"][:keep]) == sorted(staged.rankings["rerank1"][:keep])
@@ -186,13 +186,15 @@ def test_a_mode_may_read_a_row_retrieved_but_cut_from_the_pool(sample_index) -> 
     _, built = sample_index
     config = EngineConfig.load(None, reader="candidates", retrieval={"pool_size": 5})
     with Engine.open(built.version_dir, config) as engine:
-        staged = engine.run("Who was the interior decorator of the film Sunrise in 1927/28?")
+        pipeline = engine.pipeline
+        staged = pipeline.run(
+            engine.understand("Who was the interior decorator of the film Sunrise in 1927/28?")
+        )
         cut = [e for e in staged.pool.ranks if e not in staged.pool.ids]
         assert cut  # the retrievers found more than the pool of 5 keeps
-        (row,) = engine.store.get(cut[:1])
-        staged.rows[row.evidence_id] = row
-        staged.rankings["final"] = [row.evidence_id, *staged.rankings["final"]]
-        result = engine.result(staged, engine.read(staged))
+        (row,) = pipeline.store.get(cut[:1])
+        focused = staged.focused([row.evidence_id, *staged.final], rows={row.evidence_id: row})
+        result = pipeline.result(focused, pipeline.read(focused))
     first = result.evidence[0]
     assert first.evidence_id == row.evidence_id and first.signals == {}
     assert first.retrieved_by == sorted(staged.pool.ranks[row.evidence_id])

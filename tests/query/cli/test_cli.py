@@ -121,7 +121,7 @@ def test_ask_shows_a_row_the_answer_was_read_from_below_the_top_rows_and_the_fur
 
     _, built = sample_index
     with Engine.open(built.version_dir, EngineConfig(reader="candidates")) as engine:
-        result = engine.retrieve_and_read(engine.understand("What was the name of Aristotle's father?"))
+        result = engine.pipeline.answer(engine.understand("What was the name of Aristotle's father?"))
     assert len(result.evidence) >= 9
     ninth = result.evidence[8]
     reading = LlmReading(model="m", outcome="supported", raw_answer="x", cited=[9], shown=16, further_from=9)

@@ -11,6 +11,7 @@ from index.reader import IndexReader
 from query import Engine, EngineConfig
 from query.batch.answerers import EngineAnswerer
 from query.modes.graph_critic import FEEDBACK, GraphCriticSettings, Plan, cited_first
+from query.modes.graph_critic.modules import Modules
 from schemas.answers import Question
 from schemas.query import RefinementRound
 
@@ -30,8 +31,9 @@ def engine(sample_index):
         yield engine
 
 
-def _mode(engine: Engine):
-    return next(m for m in engine.router.modes if m.name == "graph-critic")
+def _modules(engine: Engine, settings: GraphCriticSettings) -> Modules:
+    """The graph-critic's modules over the engine's own pipeline and graph, with ``settings``."""
+    return Modules(engine.pipeline, engine.pipeline.store, engine.reader.graph, settings)
 
 
 def _targets(entity: dict, prop: str | None = None) -> set[str]:
@@ -60,26 +62,18 @@ def test_a_named_relation_is_walked_and_answers_on_its_path(engine, raw):
 
 
 def test_the_walk_of_two_topics_is_the_intersection_of_their_edges(engine, raw):
-    mode = _mode(engine)
-    mode.settings, saved = GraphCriticSettings(edges_per_hop=5000), mode.settings
-    try:
-        topics = [(BELGIUM, "Belgium"), (CHILE, "Chile")]
-        walk = mode._hybrid("Belgium and Chile", Plan("hybrid", topics))
-    finally:
-        mode.settings = saved
+    topics = [(BELGIUM, "Belgium"), (CHILE, "Chile")]
+    walk = _modules(engine, GraphCriticSettings(edges_per_hop=5000)).hybrid(
+        "Belgium and Chile", Plan("hybrid", topics)
+    )
     both = _targets(raw[BELGIUM]) & _targets(raw[CHILE])
     assert both and walk.targets == both and walk.note is None
     assert walk.paths and all(path.startswith(("Belgium -", "Chile -")) for path in walk.paths.values())
 
 
 def test_the_walk_is_bounded_and_says_so(engine, raw):
-    mode = _mode(engine)
     small = GraphCriticSettings(edges_per_hop=5)
-    mode.settings, saved = small, mode.settings
-    try:
-        walk = mode._hybrid("Belgium", Plan("hybrid", [(BELGIUM, "Belgium")]))
-    finally:
-        mode.settings = saved
+    walk = _modules(engine, small).hybrid("Belgium", Plan("hybrid", [(BELGIUM, "Belgium")]))
     assert len(_targets(raw[BELGIUM])) > 5 and len(walk.targets) <= 5
     assert walk.note is not None and "cut at 5 edges" in walk.note
 
@@ -114,7 +108,7 @@ def test_fused_first_reads_the_single_pass_then_walks_the_graph_when_rejected(sa
     never = GraphCriticSettings(first_module="fused", rounds=2, accept_confidence=1.0)
     config = EngineConfig(modes=MODES, reader="candidates", graph_critic=never)
     with Engine.open(built.version_dir, config) as e:
-        single = e.result(staged := e.run(question), e.read(staged))
+        single = e.pipeline.answer(e.understand(question))
         result = e.ask(question)
     first, second = result.refinement
     assert first.module == "fused" and second.module == "hybrid" and not first.accepted
@@ -161,8 +155,7 @@ def test_a_rejected_single_pass_is_read_deeper_before_the_graph_walk(sample_inde
     llm = {"backend": FAST_MODEL, "cache_dir": str(model_cache)}
     config = EngineConfig.load(None, modes=MODES, reader="llm", llm=llm, graph_critic=never)
     with Engine.open(built.version_dir, config) as e:
-        staged = e.run(question)
-        ranking = list(staged.rankings["final"])
+        ranking = list(e.pipeline.run(e.understand(question)).final)
         result = e.ask(question)
         window = e.config.llm_reader.evidence
     first, second, third = result.refinement

@@ -13,7 +13,7 @@ from query.cli.ask import print_refinement
 from query.llm.backends import Completion
 from query.llm.chat import Llm, Reply
 from query.modes.graph_critic import GraphCriticMode, GraphCriticSettings
-from query.modes.llm_validator import Check, Judgement, LlmValidator, probability
+from query.modes.graph_critic.llm_validator import Check, Judgement, LlmValidator, probability
 
 
 def _reply(answerable: bool, sure: float | None) -> Reply:
@@ -49,7 +49,7 @@ def engine(sample_index):
 
 def _rows(engine: Engine, query: str, holding: str | None):
     hits = engine.reader.bm25.search(query, 20)
-    rows = engine.store.get([h.evidence_id for h in hits])
+    rows = engine.pipeline.store.get([h.evidence_id for h in hits])
     if holding is None:
         return rows[:3]
     return [row for row in rows if holding in row.text][:1]
@@ -95,9 +95,7 @@ def test_the_mode_accepts_a_round_by_the_models_judgement_and_says_so(
     settings = GraphCriticSettings(
         validator=validator, accept_confidence=0.0, accept_probability=0.5, rounds=2
     )
-    mode = GraphCriticMode(
-        engine, engine.store, engine.reader.graph, settings, engine.index_version, small_llm
-    )
+    mode = GraphCriticMode(engine.pipeline, engine.reader.graph, settings, llm=small_llm)
     result = mode.run(engine.understand("What is the capital of Portugal?"))
     judged = [r for r in result.refinement if r.detail and r.detail.startswith(said)]
     assert judged, result.refinement

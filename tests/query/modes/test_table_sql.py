@@ -161,10 +161,10 @@ def test_pick_table_votes_by_rank():
     ],
 )
 def test_the_head_noun_decides_between_the_cell_and_a_reading(question, head):
-    from query.modes.table_sql import _head_noun
+    from query.understand.row_questions import head_noun
     from query.understand.table_ops import table_op
 
-    assert _head_noun(question, table_op(question)) == head
+    assert head_noun(question, table_op(question)) == head
 
 
 def test_the_batch_record_keeps_the_table_and_the_sql(sample_index, raw):
@@ -193,13 +193,15 @@ def test_the_batch_record_keeps_the_table_and_the_sql(sample_index, raw):
 
 def test_a_row_the_pool_never_held_is_shown_with_where_it_came_from(engine):
     """The mode reads its chosen row and the pages it links to first, found or not by retrieval."""
-    staged = engine.run("Which club in the 2012 Belarusian Premier League has the largest stadium capacity?")
+    question = "Which club in the 2012 Belarusian Premier League has the largest stadium capacity?"
+    pipeline = engine.pipeline
+    staged = pipeline.run(engine.understand(question))
     unrelated = [r.evidence_id for r in engine.reader.tables.rows("Nonso_Anozie_1")]
-    outside = next(row for row in engine.store.get(unrelated) if row.evidence_id not in staged.pool.ranks)
-    staged.rows[outside.evidence_id] = outside
-    staged.added_by[outside.evidence_id] = "table-sql"  # as the mode marks the rows it adds
-    staged.rankings["final"] = [outside.evidence_id, *staged.rankings["final"]]
-    result = engine.result(staged, engine.read(staged, "candidates"))
+    outside = next(row for row in pipeline.store.get(unrelated) if row.evidence_id not in staged.pool.ranks)
+    final = [outside.evidence_id, *staged.final]
+    focused = staged.focused(final, rows={outside.evidence_id: outside}, by="table-sql")  # as the mode does
+    assert outside.evidence_id not in staged.rows and staged.final == final[1:]  # the run it was given stays
+    result = pipeline.result(focused, pipeline.read(focused, pipeline.candidates))
     assert result.evidence[0].evidence_id == outside.evidence_id
     assert result.evidence[0].retrieved_by == ["table-sql"] and result.evidence[0].signals == {}
 
@@ -213,9 +215,9 @@ def test_a_count_gets_sql_written_by_the_real_model(engine, raw, small_llm):
     question = "How many clubs of the 2012 Belarusian Premier League have a stadium capacity over 5,000?"
     expected = sum(int(v.replace(",", "")) > 5000 for v in _column(raw, table_id, "Capacity"))
     on = TableSqlSettings(retrieved_tables=True)
-    mode = TableSqlMode(engine, engine.store, engine.reader.tables, on, llm=small_llm)
+    mode = TableSqlMode(engine.pipeline, engine.reader.tables, on, llm=small_llm)
     assert mode.estimate(engine.understand(question))[0] > 0
-    without = TableSqlMode(engine, engine.store, engine.reader.tables, on)
+    without = TableSqlMode(engine.pipeline, engine.reader.tables, on)
     assert without.estimate(engine.understand(question))[0] == 0.0  # no model: a count is declined
     result = mode.run(engine.understand(question))
     assert not isinstance(result, Declined), result
@@ -225,23 +227,31 @@ def test_a_count_gets_sql_written_by_the_real_model(engine, raw, small_llm):
 
 
 class _Recording:
-    """The real engine as the mode's pipeline, keeping what each read was given."""
+    """The engine's real pipeline, keeping what each read was given."""
 
-    def __init__(self, engine):
-        self.engine, self.reads = engine, []
+    def __init__(self, pipeline):
+        self.pipeline, self.reads = pipeline, []
+        self.store, self.candidates = pipeline.store, pipeline.candidates
+        self.index_version = pipeline.index_version
 
-    def run(self, question, understanding=None):
-        return self.engine.run(question, understanding)
+    def run(self, understanding):
+        return self.pipeline.run(understanding)
 
     def read(self, staged, reader=None):
-        self.reads.append((staged.reader_note, list(staged.rankings["final"])))
-        return self.engine.read(staged, reader)
+        self.reads.append((staged.reader_note, list(staged.final)))
+        return self.pipeline.read(staged, reader)
 
     def result(self, staged, read):
-        return self.engine.result(staged, read)
+        return self.pipeline.result(staged, read)
+
+    def answer(self, understanding):
+        return self.pipeline.answer(understanding)
+
+    def similarity(self, question, evidence_ids):
+        return self.pipeline.similarity(question, evidence_ids)
 
     def hop_from(self, rows):
-        return self.engine.hop_from(rows)
+        return self.pipeline.hop_from(rows)
 
 
 def test_a_question_about_the_picked_rows_subject_tells_the_reader_which_row_sql_picked(engine, raw):
@@ -250,8 +260,8 @@ def test_a_question_about_the_picked_rows_subject_tells_the_reader_which_row_sql
     from query.modes.table_sql import TableSqlMode
 
     table_id = "2012_Belarusian_Premier_League_0"
-    pipeline = _Recording(engine)
-    mode = TableSqlMode(pipeline, engine.store, engine.reader.tables, TableSqlSettings(retrieved_tables=True))
+    pipeline = _Recording(engine.pipeline)
+    mode = TableSqlMode(pipeline, engine.reader.tables, TableSqlSettings(retrieved_tables=True))
     question = (
         "What is the nickname of the club with the largest stadium capacity in the 2012 Belarusian "
         "Premier League?"
@@ -278,15 +288,15 @@ def test_the_hop_reads_the_chosen_rows_subject_page_first(engine, raw):
     best = max(data, key=lambda row: int(row[0][0]))  # Wins, Manufacturer, Years won
     subject = best[1][1][0].removeprefix("/wiki/").replace("_", " ")
     assert len(best[2][1]) > 3  # the years link to more pages than the hop reads
-    pipeline = _Recording(engine)
+    pipeline = _Recording(engine.pipeline)
     on = TableSqlSettings(retrieved_tables=True)
-    mode = TableSqlMode(pipeline, engine.store, engine.reader.tables, on, graph=engine.reader.graph)
+    mode = TableSqlMode(pipeline, engine.reader.tables, on, graph=engine.reader.graph)
     question = "What country is the engine manufacturer with the most Belgian Grand Prix wins from?"
     result = mode.run(engine.understand(question))
     assert result.table is not None and result.table.source == f"wikipedia table {table_id}"
     _, final = pipeline.reads[-1]
     windows = TableSqlSettings().subject_windows
-    hops = engine.store.get(final[1 : 1 + windows])
+    hops = engine.pipeline.store.get(final[1 : 1 + windows])
     assert [row.page_title for row in hops] == [subject] * windows, [r.text[:60] for r in hops]
     assert result.evidence[1].page_title == subject
 
@@ -299,7 +309,7 @@ def test_a_count_of_one_things_value_is_not_counted_over_rows(engine, small_llm)
     from query.modes.table_sql import TableSqlMode
 
     on = TableSqlSettings(retrieved_tables=True)
-    mode = TableSqlMode(engine, engine.store, engine.reader.tables, on, llm=small_llm)
+    mode = TableSqlMode(engine.pipeline, engine.reader.tables, on, llm=small_llm)
     question = "How many seats does the stadium of FC Minsk in the 2012 Belarusian Premier League have?"
     score, why = mode.estimate(engine.understand(question))
     assert score > 0 and "one thing" in why
@@ -355,7 +365,7 @@ def test_a_number_about_one_thing_whose_values_select_many_rows_is_left_to_readi
     held = sum(1 for p in platforms if p == "PlayStation")
     assert held > 1
     on = TableSqlSettings(retrieved_tables=True)
-    mode = TableSqlMode(engine, engine.store, engine.reader.tables, on)
+    mode = TableSqlMode(engine.pipeline, engine.reader.tables, on)
     question = "How many copies did the NHL FaceOff game for the PlayStation sell?"
     outcome = mode.run(engine.understand(question))
     assert isinstance(outcome, Declined), outcome
@@ -559,7 +569,7 @@ def test_a_written_count_of_zero_is_declined_not_answered(engine, raw, small_llm
     assert not any(int(v.replace(",", "")) > 1_000_000 for v in _column(raw, table_id, "Capacity"))
     question = "How many clubs of the 2012 Belarusian Premier League have a stadium capacity over 1,000,000?"
     mode = TableSqlMode(
-        engine, engine.store, engine.reader.tables, TableSqlSettings(retrieved_tables=True), llm=small_llm
+        engine.pipeline, engine.reader.tables, TableSqlSettings(retrieved_tables=True), llm=small_llm
     )
     outcome = mode.run(engine.understand(question))
     assert isinstance(outcome, Declined) and "matched no row" in outcome.reason, outcome

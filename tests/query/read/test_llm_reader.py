@@ -10,8 +10,10 @@ from query.evaluation.metrics import exact_match
 from query.llm.backends import LlmError
 from query.llm.bundled import FAST_MODEL
 from query.llm.chat import Llm
-from query.read.candidates import UNKNOWN, AnswerChoice
+from query.pipeline import StagedRun
+from query.read.candidates import UNKNOWN, AnswerChoice, CandidateAnswerer
 from query.read.llm_reader import LlmReader, LlmReaderSettings, answer_logprob, messages, window
+from query.read.readers import CandidateReader
 from query.retrieve.evidence_store import EvidenceRow
 from tests.conftest import raw_entities
 from tests.query.llm_server import FAULT_TIMEOUT_S, LLM_FAULTS, WHAT_TO_DO, faulty_llm_server
@@ -26,6 +28,16 @@ def llm_engine(sample_index, model_cache):
     config = EngineConfig.load(None, reader="llm", llm={"backend": FAST_MODEL, "cache_dir": str(model_cache)})
     with Engine.open(result.version_dir, config) as engine:
         yield engine
+
+
+def _staged(engine: Engine, question: str) -> StagedRun:
+    return engine.pipeline.run(engine.understand(question))
+
+
+def _llm_reader(engine: Engine) -> LlmReader:
+    reader = engine.pipeline.reader
+    assert isinstance(reader, LlmReader), reader
+    return reader
 
 
 def test_reads_a_passage_and_cites_the_row_that_holds_the_answer(llm_engine: Engine) -> None:
@@ -46,19 +58,18 @@ def test_reads_a_passage_and_cites_the_row_that_holds_the_answer(llm_engine: Eng
 def test_a_kg_quantity_is_answered_with_its_unit_apart(llm_engine: Engine) -> None:
     claim = raw_entities()["Q31"]["claims"]["P2046"][0]["mainsnak"]["datavalue"]["value"]
     amount = claim["amount"].lstrip("+")
-    staged = llm_engine.run("What is the area of Belgium?")
+    staged = _staged(llm_engine, "What is the area of Belgium?")
     rows = [r for r in staged.rows.values() if r.source_type == "kg" and r.provenance.property == "P2046"]
     assert rows, "the area statement is in the pool"
     fallback = AnswerChoice(UNKNOWN, None, 0.0, True, [], [])
-    assert llm_engine.llm_reader is not None
-    read = llm_engine.llm_reader.read("What is the area of Belgium?", rows[:3], fallback)
+    read = _llm_reader(llm_engine).read("What is the area of Belgium?", rows[:3], fallback)
     assert read.choice.answer.replace(",", "") == amount.split(".")[0]
     assert read.reading.unit == "square kilometre"
     assert read.choice.supporting == [rows[0].evidence_id] or rows[0].evidence_id in read.choice.supporting
 
 
 def test_the_prompt_numbers_the_rows_and_cuts_long_ones_around_the_question(llm_engine: Engine) -> None:
-    staged = llm_engine.run(ARISTOTLE)
+    staged = _staged(llm_engine, ARISTOTLE)
     rows = [staged.rows[e] for e in staged.rankings["final"][:8]]
     settings = LlmReaderSettings(evidence=8, window_chars=200)
     system, user = messages(ARISTOTLE, rows, settings)
@@ -75,7 +86,7 @@ def test_the_prompt_numbers_the_rows_and_cuts_long_ones_around_the_question(llm_
 
 
 def test_a_modes_note_comes_between_the_evidence_and_the_question(llm_engine: Engine) -> None:
-    staged = llm_engine.run(ARISTOTLE)
+    staged = _staged(llm_engine, ARISTOTLE)
     rows = [staged.rows[e] for e in staged.rankings["final"][:3]]
     note = "row [1] is the row SQL picked"
     _, user = messages(ARISTOTLE, rows, LlmReaderSettings(evidence=3), note)
@@ -87,13 +98,13 @@ def test_a_modes_note_comes_between_the_evidence_and_the_question(llm_engine: En
 
 
 def test_the_real_model_reads_further_when_the_top_rows_are_about_something_else(llm_engine: Engine) -> None:
-    staged = llm_engine.run(ARISTOTLE)
+    staged = _staged(llm_engine, ARISTOTLE)
     holders = [r for r in staged.rows.values() if "Nicomachus" in r.text]
-    belgium = llm_engine.run("What is the area of Belgium?")
+    belgium = _staged(llm_engine, "What is the area of Belgium?")
     others = [r for r in belgium.rows.values() if r.source_type == "kg" and "father" not in r.text][:2]
     assert holders and len(others) == 2 and not any("Nicomachus" in r.text for r in others)
-    assert llm_engine.llm_reader is not None
-    reader = LlmReader(llm_engine.llm_reader.llm, LlmReaderSettings(evidence=2, read_further=True))
+    shipped = _llm_reader(llm_engine)
+    reader = LlmReader(shipped.llm, shipped.fallback, LlmReaderSettings(evidence=2, read_further=True))
     fallback = AnswerChoice(UNKNOWN, None, 0.0, True, [], [])
     read = reader.read(ARISTOTLE, [*others, holders[0]], fallback)
     assert read.reading.further_from == 3 and read.reading.shown == 3
@@ -131,7 +142,8 @@ CANDIDATE = AnswerChoice("Nicomachus", None, 0.4, False, [], ["e1"])
 
 def _reader(replies: list, **settings) -> tuple[LlmReader, Scripted]:
     backend = Scripted(replies)
-    return LlmReader(Llm(backend), LlmReaderSettings(**settings)), backend
+    candidates = CandidateReader(CandidateAnswerer(), lambda _entity_id: None)
+    return LlmReader(Llm(backend), candidates, LlmReaderSettings(**settings)), backend
 
 
 def test_an_unsupported_answer_is_retried_once_with_what_was_wrong() -> None:
@@ -217,7 +229,8 @@ def test_an_engine_whose_llm_server_fails_answers_with_candidates_and_records_wh
         llm = {"backend": "openai-compatible", "base_url": url, "timeout_s": FAULT_TIMEOUT_S}
         with Engine.open(result.version_dir, EngineConfig.load(None, reader="llm", llm=llm)) as engine:
             answer = engine.ask(ARISTOTLE)
-            candidates = engine.read(engine.run(ARISTOTLE), "candidates").choice
+            pipeline = engine.pipeline
+            candidates = pipeline.read(_staged(engine, ARISTOTLE), pipeline.candidates).choice
     assert answer.mode == "retrieve-read" and answer.reader == "llm:openai-compatible"
     assert (answer.answer, answer.confidence) == (candidates.answer, candidates.confidence)
     assert exact_match(answer.answer, ["Nicomachus"]) == 1.0

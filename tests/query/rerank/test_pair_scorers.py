@@ -12,9 +12,12 @@ from query.rerank.pair_scorers import (
     EMPTY_TEXT_SCORE,
     PAIR_SCORERS,
     CrossEncoderScorer,
+    CrossEncoderSettings,
     LateInteractionScorer,
+    LateInteractionSettings,
     maxsim,
     open_pair_scorer,
+    pair_scorer_settings,
     select_query_tokens,
 )
 
@@ -206,10 +209,24 @@ def test_late_interaction_settings_are_validated() -> None:
 
 def test_registry() -> None:
     assert set(PAIR_SCORERS) == {"late-interaction", "cross-encoder"}
-    scorer = open_pair_scorer("late-interaction", cache_size=5)
+    scorer = open_pair_scorer(LateInteractionSettings(cache_size=5))
     assert isinstance(scorer, LateInteractionScorer) and scorer.settings.cache_size == 5
     with pytest.raises(ValueError, match=r"unknown pair scorer 'colbert'.*late-interaction"):
-        open_pair_scorer("colbert")
+        pair_scorer_settings("colbert")
+
+
+def test_stage_two_is_configured_by_typed_settings(tmp_path: Path) -> None:
+    """``[rerank.stage2]`` is the scorer's own settings model, chosen by its name; a bare name is that
+    scorer with its defaults; a key the scorer does not have is refused."""
+    from query.rerank.settings import RerankSettings
+
+    assert RerankSettings(stage2="late-interaction").stage2 == LateInteractionSettings()
+    typed = RerankSettings(stage2={"name": "cross-encoder", "model_path": str(tmp_path), "max_length": 64})
+    assert isinstance(typed.stage2, CrossEncoderSettings) and typed.stage2.max_length == 64
+    with pytest.raises(ValueError, match="max_doc_tokens"):
+        RerankSettings(stage2={"name": "late-interaction", "max_doc_tokens": "many"})
+    with pytest.raises(ValueError, match="model_path"):
+        RerankSettings(stage2={"name": "late-interaction", "model_path": str(tmp_path)})
 
 
 # --- cross-encoder mechanics, tiny random model built here --------------------------------------
@@ -283,7 +300,7 @@ def test_cross_encoder_truncates_to_max_length(tiny_cross_encoder) -> None:
 
 def test_cross_encoder_through_registry(tiny_cross_encoder) -> None:
     folder, _, _ = tiny_cross_encoder
-    scorer = open_pair_scorer("cross-encoder", model_path=str(folder), max_length=32)
+    scorer = open_pair_scorer(CrossEncoderSettings(model_path=folder, max_length=32))
     assert scorer.name == "cross-encoder"
     assert scorer.to_dict()["model_path"] == str(folder)
 
@@ -294,7 +311,7 @@ def test_cross_encoder_missing_folder(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match=r"has no config.json"):
         CrossEncoderScorer(model_path=tmp_path)
     with pytest.raises(ValueError, match="model_path"):
-        open_pair_scorer("cross-encoder")
+        pair_scorer_settings("cross-encoder")
 
 
 def test_cross_encoder_with_several_labels_needs_score_label(tmp_path: Path) -> None:

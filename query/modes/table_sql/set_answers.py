@@ -1,9 +1,9 @@
 """The table-sql mode's graph path: a set of entities → a table built for the question → SQL (→ a test).
 
-``EntitySetPlanner`` (``query.modes.entity_sets``) turns the words into an entity set by a fixed Cypher
-and into values from the typed statements; ``query.tabulate.set_tables`` lays them out as the table
-the SQL runs over and the user sees; this module picks the SELECT for the kind of question, runs it on
-the guarded DuckDB connection, and says the answer:
+``EntitySetPlanner`` (``query.modes.table_sql.set_planner``) turns the words into an entity set by a
+fixed Cypher and into values from the typed statements; ``query.tabulate.set_tables`` lays them out as
+the table the SQL runs over and the user sees; this module picks the SELECT for the kind of question, runs
+it on the guarded DuckDB connection, and says the answer:
 
 - count over a threshold, superlative / ordinal, aggregate (sum, average, median, variance, standard
   deviation): the SQL computes the answer;
@@ -21,21 +21,21 @@ with the reason, and the next mode answers.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from query.modes.base import Understanding
-from query.modes.entity_sets import EntitySetPlanner, SetDeclined, SetMembers
+from query.modes.table_sql.set_planner import EntitySetPlanner, SetDeclined, SetMembers
+from query.modes.table_sql.settings import NAME
 from query.retrieve.evidence_store import EvidenceStore
 from query.sql import stats
-from query.sql.guard import SqlFailed, SqlRejected, run_select
+from query.sql.guard import SqlFailed, SqlRejected, SqlResult, run_select
 from query.sql.templates import TABLE, SqlQuery, count_rows, superlative, value_text
 from query.tabulate.set_tables import SetTable, members_table, relation_table, sets_table, values_table
 from query.understand.entity_sets import SetQuestion
 from schemas.answers import StageTiming
 from schemas.query import QueryResult, StatisticalTest, TableSql
 
-NAME = "table-sql"  # the mode this path belongs to (``query.modes.table_sql``)
 _OPERATORS = frozenset({">", ">=", "<", "<="})
 
 
@@ -90,7 +90,7 @@ class SetAnswerer:
         self.display_rows, self.alpha, self.min_test_values = display_rows, alpha, min_test_values
         self.index_version = index_version
 
-    def _run(self, query: SqlQuery, table: SetTable) -> Any:
+    def _run(self, query: SqlQuery, table: SetTable) -> SqlResult:
         try:
             return run_select(query.sql, {TABLE: table.arrow}, query.params)
         except (SqlRejected, SqlFailed) as exc:
@@ -257,7 +257,11 @@ class SetAnswerer:
         return done
 
     def _tested(
-        self, test: Any, first: list[float], second: list[float] | None, alpha: float
+        self,
+        test: Callable[..., StatisticalTest],
+        first: list[float],
+        second: list[float] | None,
+        alpha: float,
     ) -> StatisticalTest:
         try:
             if second is None:
