@@ -60,6 +60,12 @@ class RebuildParams(BaseModel):
     scope_instance_of: list[str] = Field(default_factory=list, description="keep items of these classes")
     require_enwiki: bool = Field(False, description="keep only items with an English Wikipedia article")
     shard_mb: int | None = Field(None, ge=1, description="split uncompressed Wikidata dumps into shards")
+    workers: int | None = Field(
+        None,
+        ge=1,
+        description="parser processes per ingest task; None = HQA_WORKERS, else the worker slot's share of "
+        "its cores",
+    )
     force: bool = Field(False, description="re-ingest and rebuild everything, even unchanged")
     config: str | None = Field(None, description="hqa settings file (TOML/YAML) for the workers")
 
@@ -74,7 +80,9 @@ class RebuildParams(BaseModel):
         return _local_path(value) if value else None
 
     def settings(self) -> HqaSettings:
-        return HqaSettings.load(Path(self.config) if self.config else None, language=self.language)
+        return HqaSettings.load(
+            Path(self.config) if self.config else None, language=self.language, workers=self.workers
+        )
 
     def inputs(self, settings: HqaSettings) -> IngestInputs:
         inputs = IngestInputs(

@@ -47,7 +47,7 @@ class IngestOptions(BaseModel):
         ottqa_limit: int | None = None,
     ) -> IngestOptions:
         """Every reader's options from the settings (language, workers, error rate) plus the run's scope."""
-        common = {"workers": settings.workers, "max_error_rate": settings.max_error_rate}
+        common = {"workers": settings.parser_workers, "max_error_rate": settings.max_error_rate}
         return cls(
             wikidata=WikidataIngestOptions(
                 language=settings.language,

@@ -61,7 +61,7 @@ class WikidataIngestOptions(BaseModel):
     shard: Shard = Shard()
     max_error_rate: float | None = Field(0.01, description="fail the run above this quarantined share")
     max_line_bytes: int = Field(64 << 20, description="lines longer than this are quarantined unparsed")
-    workers: int = Field(0, description="extraction processes; 0 = one per core, 1 = in-process")
+    workers: int = Field(1, ge=1, description="extraction processes, sized by the caller; 1 = in-process")
 
     @field_validator("language")
     @classmethod
