@@ -163,9 +163,14 @@ def _passage(title: str, section_path: list[str], order: int, text: str) -> dict
 
 
 def ingest_ottqa(
-    release_dir: Path, out_dir: Path, options: OttqaIngestOptions | None = None
+    release_dir: Path,
+    out_dir: Path,
+    options: OttqaIngestOptions | None = None,
+    *,
+    source_sha256: str | None = None,
 ) -> IngestSummary:
-    """Ingest ``tables.json.gz`` and ``passages.json.gz`` from ``release_dir`` into ``out_dir``."""
+    """Ingest ``tables.json.gz`` and ``passages.json.gz`` from ``release_dir`` into ``out_dir``;
+    ``source_sha256`` is both files' checksum when the caller has it (then they are not hashed again)."""
     options = options or OttqaIngestOptions()
     release_dir = Path(release_dir)
     tables_path, passages_path = release_dir / TABLE_FILE, release_dir / PASSAGE_FILE
@@ -230,7 +235,7 @@ def ingest_ottqa(
         output.abort()
         raise
     return output.finish(
-        source_sha256=file_sha256(tables_path) + ":" + file_sha256(passages_path),
+        source_sha256=source_sha256 or file_sha256(tables_path) + ":" + file_sha256(passages_path),
         records_read=read,
         records_written=written,
         records_skipped=0,

@@ -8,7 +8,7 @@ batch of rows, never the dump. Bad lines are quarantined with their line and byt
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -231,16 +231,26 @@ def _line_batches(lines: ShardLines, options: WikidataIngestOptions) -> Iterator
 
 
 def ingest_wikidata(
-    source: Path, out_dir: Path, options: WikidataIngestOptions | None = None
+    source: Path,
+    out_dir: Path,
+    options: WikidataIngestOptions | None = None,
+    *,
+    source_sha256: str | None = None,
+    seek: Callable[[int, int], Iterator[bytes]] | None = None,
 ) -> IngestSummary:
-    """Ingest one shard of ``source`` into ``out_dir``; re-running the same shard replaces its output."""
+    """Ingest one shard of ``source`` into ``out_dir``; re-running the same shard replaces its output.
+
+    ``source_sha256`` is the input's checksum when the caller has it (a planned shard job): the shard does
+    not hash the whole dump again. ``seek`` reads a compressed dump from a decompressed offset through its
+    block index (``ingest.seek_index``), so a byte shard decodes only its own part.
+    """
     options = options or WikidataIngestOptions()
     source = Path(source)
     if not source.is_file():
         raise FileNotFoundError(f"Wikidata dump not found: {source}")
     output = ShardOutput(out_dir, READER, source, options.shard.name, TABLES, options=options)
     pool = worker_pool(options.workers)
-    lines = ShardLines(source, options.shard)
+    lines = ShardLines(source, options.shard, seek=seek)
     read = written = skipped = statements = 0
     referenced: set[str] = set()
     seen: set[str] = set()
@@ -284,7 +294,7 @@ def ingest_wikidata(
         dangling,
     )
     return output.finish(
-        source_sha256=lines.stream.sha256 or file_sha256(source),
+        source_sha256=source_sha256 or lines.stream.sha256 or file_sha256(source),
         records_read=read,
         records_written=written,
         records_skipped=skipped,
