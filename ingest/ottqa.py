@@ -19,8 +19,12 @@ import io
 import json
 import logging
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
+import orjson
+import pyarrow as pa
+import rapidgzip
 from pydantic import BaseModel, Field
 
 from ingest.json_stream import JsonStreamError, Member, ObjectMembers
@@ -29,6 +33,7 @@ from ingest.ottqa_tables import (
     PageColumns,
     TableColumns,
     all_text,
+    cell_link_titles,
     is_text,
     page_id_for,
     read_table,
@@ -38,6 +43,8 @@ from ingest.ottqa_tables import (
 from ingest.progress import progress
 from ingest.shard_output import ShardOutput
 from ingest.sources import detect_compression, file_sha256, open_decompressed
+from ingest.wikitext.titles import wiki_url_titles
+from ingest.workers import worker_pool
 from schemas.ingest import IngestSummary
 from schemas.wikipedia import Link, Page, Passage, TableRow
 
@@ -54,6 +61,11 @@ class OttqaIngestOptions(BaseModel):
     max_error_rate: float | None = Field(0.01, description="fail the run above this quarantined share")
     max_in_memory_bytes: int = Field(256 << 20, description="files up to this size are decoded whole")
     limit: int | None = Field(None, description="read at most this many members of each file (for samples)")
+    workers: int = Field(
+        1,
+        ge=1,
+        description="processes, sized by the caller: 2 or more decode the passages file beside the tables",
+    )
 
 
 def ingest_ottqa(
@@ -91,11 +103,16 @@ def ingest_ottqa(
             seen_pages.add(title)
             pages.page_titles.append(title)
 
+    # The passages file (three quarters of the release) is decoded in a second process meanwhile.
+    pool = worker_pool(min(2, options.workers))
+    passages_job = pool.apply_async(_lead_passages, (passages_path, options)) if pool else None
     try:
-        for member in _members(tables_path, output, options, "tables", _whole_document(tables_path, options)):
+        document = _whole_document(tables_path, options)
+        titles = cell_link_titles(document)
+        for member in _members(tables_path, output, options, "tables", document):
             read += 1
             try:
-                table = read_table(member.key, member.value)
+                table = read_table(member.key, member.value, titles)
             except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
                 output.reject(
                     error=exc,
@@ -112,13 +129,22 @@ def ingest_ottqa(
             written += 1
             if tables.rows >= FLUSH_ROWS:
                 _write(output, pages, tables)
-        document = _whole_document(passages_path, options)
-        if document is not None and (bulk := _bulk_passages(document, options)) is not None:
-            titles, texts = bulk
-            for title in titles:
-                add_page(title)
-            pages.add_passages(titles, texts)
-            read, written = read + len(titles), written + len(titles)
+        lead = passages_job.get() if passages_job is not None else _lead_passages(passages_path, options)
+        document = None if lead is not None else _whole_document(passages_path, options)
+        if lead is not None:
+            for key, excerpt in lead.rejected:
+                output.reject(
+                    error="passage key is not a /wiki/ URL naming an article",
+                    error_type="BadPassage",
+                    record_id=key,
+                    excerpt=excerpt,
+                )
+            new_pages = [t for t in dict.fromkeys(lead.titles) if t not in seen_pages]
+            seen_pages.update(new_pages)
+            pages.page_titles += new_pages
+            _write(output, pages, tables)  # the context passages before the lead ones, as read
+            output["passages"].write_table(lead.passages)
+            read, written = read + lead.read, written + len(lead.titles)
             document = {}  # every member is read
         for member in _members(passages_path, output, options, "passages", document):
             read += 1
@@ -141,6 +167,9 @@ def ingest_ottqa(
     except BaseException:
         output.abort()
         raise
+    finally:
+        if pool is not None:
+            pool.terminate()
     return output.finish(
         source_sha256=source_sha256 or file_sha256(tables_path) + ":" + file_sha256(passages_path),
         records_read=read,
@@ -216,30 +245,59 @@ def _whole_document(path: Path, options: OttqaIngestOptions) -> dict | None:
     if path.stat().st_size > options.max_in_memory_bytes:
         return None
     try:
-        document = json.loads(_decompressed(path))
-    except (ValueError, EOFError, OSError, RecursionError):
+        data = _decompressed(path)
+        try:
+            document = orjson.loads(data)  # faster; refuses what json takes (lone surrogates, NaN, huge ints)
+        except orjson.JSONDecodeError:
+            document = json.loads(data)
+    except (ValueError, EOFError, OSError, RecursionError, RuntimeError):
         return None  # the streaming reader will say exactly where and why
     return document if isinstance(document, dict) else None
 
 
-def _bulk_passages(document: dict, options: OttqaIngestOptions) -> tuple[list[str], list[str]] | None:
-    """(titles, texts) of every passage at once when all keys and texts are good strings and every key
-    names an article; None when any member needs the one-by-one path (and its quarantine)."""
+@dataclass
+class _LeadPassages:
+    """The passages file read whole: its rows as Arrow (cheap to hand between processes), the page titles in
+    file order and the members whose key names no article."""
+
+    passages: pa.Table
+    titles: list[str]
+    rejected: list[tuple[str, str]]
+    read: int
+
+
+def _lead_passages(path: Path, options: OttqaIngestOptions) -> _LeadPassages | None:
+    """Every passage of the file at once when all keys and texts are good strings; None when the file must
+    be read member by member (too large, broken, or a member needs its own checks and quarantine)."""
+    document = _whole_document(path, options)
+    if document is None:
+        return None
     keys, texts = list(document), list(document.values())
+    del document
     if options.limit is not None:
         keys, texts = keys[: options.limit], texts[: options.limit]
     if not (all_text(keys) and all_text(texts)):
         return None
-    titles = list(map(url_title, keys))
-    return (titles, texts) if all(titles) else None
+    titles = list(map(wiki_url_titles(keys).__getitem__, keys))
+    rejected = [(key, text[:1000]) for key, text, title in zip(keys, texts, titles, strict=True) if not title]
+    if rejected:
+        texts = [text for text, title in zip(texts, titles, strict=True) if title]
+        titles = [title for title in titles if title]
+    columns = PageColumns()
+    columns.add_passages(titles, texts)  # type: ignore[arg-type]
+    return _LeadPassages(columns.take_passages(), titles, rejected, len(keys))  # type: ignore[arg-type]
 
 
 def _decompressed(path: Path) -> bytes:
     """The whole file decompressed in one call (several times faster than reading a ``GzipFile``)."""
-    data = path.read_bytes()
     kind = detect_compression(path)
-    if kind == "gzip":
-        return gzip.decompress(data)
+    if kind == "gzip":  # rapidgzip (ISA-L) inflates faster than zlib, even on one thread
+        with rapidgzip.RapidgzipFile(str(path), parallelization=1) as f:
+            data = f.read()
+            if f.tell_compressed() != path.stat().st_size * 8:  # it stops at a cut without an error
+                raise EOFError(f"{path} ends before its last gzip member does")
+        return data
+    data = path.read_bytes()
     return bz2.decompress(data) if kind == "bz2" else data
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ingest.wikitext.titles import normalize_title, wiki_url_to_title
+from ingest.wikitext.titles import normalize_title, wiki_url_titles, wiki_url_to_title
 from schemas import arrow_schema
 from schemas.wikipedia import Link, Page, Passage, TableRow
 
@@ -30,6 +30,26 @@ _INT32_MAX = 2**31 - 1
 def url_title(url: str) -> str | None:
     """Cell links repeat across rows and tables: normalize each distinct URL once."""
     return wiki_url_to_title(url)
+
+
+class UrlTitles(dict[str, str | None]):
+    """Titles of URLs resolved in bulk (``wiki_url_titles``); a URL not among them is resolved on lookup."""
+
+    def __missing__(self, url: str) -> str | None:
+        title = self[url] = url_title(url)
+        return title
+
+
+def cell_link_titles(document: dict | None) -> UrlTitles:
+    """The titles of every cell link of a decoded tables file, resolved in one pass (malformed tables are
+    skipped here: they are checked, and quarantined, one by one later)."""
+    urls: set[str] = set()
+    for table in (document or {}).values():
+        try:
+            urls.update(u for row in table["data"] for _, links in row for u in links if isinstance(u, str))
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+            continue
+    return UrlTitles(wiki_url_titles(urls))
 
 
 @lru_cache(maxsize=1 << 20)
@@ -58,10 +78,15 @@ def is_text(value: object) -> bool:
 
 
 def all_text(values: list) -> bool:
-    """Every value a string a UTF-8 file can hold, checked by C loops (``map``) rather than per value."""
+    """Every value a string a UTF-8 file can hold, checked by C loops rather than per value: a lone
+    surrogate anywhere makes encoding the joined values fail."""
     if not set(map(type, values)) <= {str}:
         return False
-    return all(map(str.isascii, values)) or not any(_SURROGATE.search(v) for v in values if not v.isascii())
+    try:
+        "".join(values).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 @dataclass(slots=True)
@@ -84,7 +109,7 @@ class OttqaTable:
         return len(self.cells_per_row)
 
 
-def read_table(table_id: str, table: dict[str, Any]) -> OttqaTable:
+def read_table(table_id: str, table: dict[str, Any], titles: UrlTitles | None = None) -> OttqaTable:
     """One OTT-QA table; a ``ValueError`` (or ``KeyError``, ``TypeError``, ``IndexError``) when it is not of
     the release's shape."""
     title = normalize_title(text_value(table["title"], "title"))
@@ -97,7 +122,9 @@ def read_table(table_id: str, table: dict[str, Any]) -> OttqaTable:
         raise ValueError(f"table index {table_index} of {table_id!r} does not fit 32 bits")
     headers = [text_value(h[0], f"header {column + 1}") for column, h in enumerate(table["header"])]
     page_title = title[0] if title else table["title"]
-    cells = _cells_fast(table["data"], headers) or _cells_checked(table["data"], headers)
+    cells = _cells_fast(table["data"], headers, titles or UrlTitles()) or _cells_checked(
+        table["data"], headers
+    )
     return OttqaTable(
         table_id,
         page_title,
@@ -119,7 +146,7 @@ def _headers(headers: list[str], cells_per_row: list[int]) -> list[str]:
     return [h for n in cells_per_row for h in names[:n]]
 
 
-def _cells_fast(data: object, headers: list[str]) -> _Cells | None:
+def _cells_fast(data: object, headers: list[str], titles: UrlTitles) -> _Cells | None:
     """The table's cells by whole-column passes, or None when anything is off: then ``_cells_checked``
     walks them one by one and says what is wrong and where."""
     try:
@@ -134,7 +161,7 @@ def _cells_fast(data: object, headers: list[str]) -> _Cells | None:
         flat = [url for links in urls for url in links]
         if not all_text(flat):
             return None
-        targets = list(map(url_title, flat))
+        targets = list(map(titles.__getitem__, flat))
     except (TypeError, ValueError, KeyError, IndexError):
         return None
     links_per_cell = list(map(len, urls))

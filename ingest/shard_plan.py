@@ -60,7 +60,7 @@ class IngestOptions(BaseModel):
                 **common,
             ),
             wikipedia=WikipediaIngestOptions(**common),
-            ottqa=OttqaIngestOptions(limit=ottqa_limit, max_error_rate=settings.max_error_rate),
+            ottqa=OttqaIngestOptions(limit=ottqa_limit, **common),
         )
 
     def for_job(self, job: ShardJob) -> WikidataIngestOptions | WikipediaIngestOptions | OttqaIngestOptions:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import multiprocessing as mp
 from multiprocessing.pool import Pool
 
-PRELOAD = ["ingest.wikipedia.ingest", "ingest.wikidata.ingest"]
+PRELOAD = ["ingest.wikipedia.ingest", "ingest.wikidata.ingest", "ingest.ottqa"]
 
 
 def worker_pool(workers: int) -> Pool | None:

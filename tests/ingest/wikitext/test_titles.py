@@ -98,7 +98,7 @@ def test_the_plain_url_fast_path_agrees_with_the_full_resolution() -> None:
     import gzip
     import json
 
-    from ingest.wikitext.titles import _plain_wiki_path, resolve_wiki_url
+    from ingest.wikitext.titles import _plain_wiki_path, resolve_wiki_url, wiki_url_titles
     from tests.conftest import OTTQA
 
     with gzip.open(OTTQA / "tables.json.gz", "rt") as t, gzip.open(OTTQA / "passages.json.gz", "rt") as p:
@@ -137,4 +137,6 @@ def test_the_plain_url_fast_path_agrees_with_the_full_resolution() -> None:
     }
     fast = [u for u in urls | edges if _plain_wiki_path(u)]
     assert len(fast) > 0.8 * len(urls)  # the fast path is the common case
-    assert {u: wiki_url_to_title(u) for u in urls | edges} == {u: resolve_wiki_url(u) for u in urls | edges}
+    expected = {u: resolve_wiki_url(u) for u in urls | edges}
+    assert {u: wiki_url_to_title(u) for u in urls | edges} == expected
+    assert wiki_url_titles(urls | edges) == expected  # the bulk path too
