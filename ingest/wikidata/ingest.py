@@ -16,7 +16,7 @@ import orjson
 import pyarrow as pa
 from pydantic import BaseModel, Field, field_validator
 
-from ingest.parquet_sink import rows_to_table
+from ingest.parquet_sink import rows_to_table, tuples_to_table
 from ingest.progress import progress
 from ingest.shard_output import ShardOutput
 from ingest.shards import Shard, ShardLines
@@ -126,7 +126,7 @@ class _Extracted:
     where: dict
     payload: bytes
     row: dict
-    statements: list[dict]
+    statements: list[tuple]  # in the column order of ``Statement``
 
 
 def _extract_batch(batch: _LineBatch) -> _BatchResult:
@@ -212,7 +212,7 @@ def _fitting_tables(
 
 def _tables(records: list[_Extracted]) -> tuple[pa.Table, pa.Table]:
     entities = rows_to_table([r.row for r in records], Entity)
-    return entities, rows_to_table([s for r in records for s in r.statements], Statement)
+    return entities, tuples_to_table([s for r in records for s in r.statements], Statement)
 
 
 def _line_batches(lines: ShardLines, options: WikidataIngestOptions) -> Iterator[_LineBatch]:
