@@ -65,65 +65,47 @@ _NO_VALUE = ("none", *(None,) * len(_EMPTY_VALUE))
 _ITEM_TAIL = (None,) * (len(_EMPTY_VALUE) - 1)
 
 
-def snak_value(snak: dict[str, Any]) -> tuple:
-    """The typed value columns of one snak (``VALUE_FIELDS``; all None for somevalue/novalue).
+def snak_row(snak: dict[str, Any]) -> tuple:
+    """One snak as a tuple of ``SNAK_FIELDS``: property, snak type, datatype and its typed value columns
+    (all None for somevalue/novalue).
 
     Tuples in column order, not a dict per snak: this runs for every statement and qualifier of a dump,
-    and the Arrow columns are built by transposing the tuples.
+    and the Arrow columns are built by transposing the tuples. The value is read before the property, so
+    a snak broken in both is reported for its value.
     """
     datavalue = snak.get("datavalue")
-    if snak.get("snaktype", "value") != "value" or datavalue is None:
-        return _NO_VALUE
+    snak_type = snak.get("snaktype", "value")
+    if datavalue is None or snak_type != "value":
+        return (snak["property"], snak_type, snak.get("datatype"), *_NO_VALUE)
     kind = datavalue["type"]
     value = datavalue["value"]
     if kind == "wikibase-entityid":
         entity_id = value.get("id")
         if entity_id is None:  # old dumps: numeric-id only
             entity_id = f"{_ID_PREFIX.get(value['entity-type'], 'Q')}{value['numeric-id']}"
-        return ("item", entity_id, *_ITEM_TAIL)
+        return (snak["property"], snak_type, snak.get("datatype"), "item", entity_id, *_ITEM_TAIL)
     if kind == "string":
-        return (
-            "string",
-            None,
-            value,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-        )
-    if kind == "monolingualtext":
+        values: tuple = ("string", None, value, *(None,) * 13)
+    elif kind == "monolingualtext":
         text, language = value["text"], value["language"]
-        return ("monolingualtext", None, text, language, *(None,) * 12)
-    if kind == "quantity":
+        values = ("monolingualtext", None, text, language, *(None,) * 12)
+    elif kind == "quantity":
         amount = value["amount"]
         number = float(amount)
         unit = _uri_id(value.get("unit"))
         lower, upper = _float(value.get("lowerBound")), _float(value.get("upperBound"))
-        return ("quantity", None, None, None, number, amount, unit, lower, upper, *(None,) * 7)
-    if kind == "time":
+        values = ("quantity", None, None, None, number, amount, unit, lower, upper, *(None,) * 7)
+    elif kind == "time":
         time = value["time"]
         year = _year(time)
         precision, calendar = value.get("precision"), _uri_id(value.get("calendarmodel"))
-        return ("time", *(None,) * 8, time, year, precision, calendar, None, None, None)
-    if kind == "globecoordinate":
+        values = ("time", *(None,) * 8, time, year, precision, calendar, None, None, None)
+    elif kind == "globecoordinate":
         latitude, longitude = value["latitude"], value["longitude"]
-        return ("globecoordinate", *(None,) * 12, latitude, longitude, _uri_id(value.get("globe")))
-    # a value type newer than this code: keep it verbatim rather than lose it
-    return ("other", None, orjson.dumps(datavalue).decode(), *(None,) * 13)
-
-
-def _snak_row(snak: dict[str, Any]) -> tuple:
-    values = snak_value(snak)
-    return (snak["property"], snak.get("snaktype", "value"), snak.get("datatype"), *values)
+        values = ("globecoordinate", *(None,) * 12, latitude, longitude, _uri_id(value.get("globe")))
+    else:  # a value type newer than this code: keep it verbatim rather than lose it
+        values = ("other", None, orjson.dumps(datavalue).decode(), *(None,) * 13)
+    return (snak["property"], snak_type, snak.get("datatype"), *values)
 
 
 def _language_value(mapping: dict[str, Any] | list | None, language: str) -> str | None:
@@ -173,10 +155,10 @@ def statement_rows(entity: dict[str, Any]) -> list[tuple]:
     rows: list[tuple] = []
     for claim_list in claims.values():
         for claim in claim_list:
-            main = _snak_row(claim["mainsnak"])
+            main = snak_row(claim["mainsnak"])
             qualifiers = claim.get("qualifiers") or {}
             order = claim.get("qualifiers-order") or list(qualifiers)
-            nested = [_snak_row(q) for prop in order for q in qualifiers.get(prop, ())]
+            nested = [snak_row(q) for prop in order for q in qualifiers.get(prop, ())]
             statement_id = claim.get("id") or f"{subject}${main[0]}${len(rows)}"
             rank = claim.get("rank", "normal")
             rows.append((*main, statement_id, subject, rank, nested, len(claim.get("references") or ())))

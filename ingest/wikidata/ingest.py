@@ -7,6 +7,7 @@ batch of rows, never the dump. Bad lines are quarantined with their line and byt
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -130,7 +131,22 @@ class _Extracted:
 
 
 def _extract_batch(batch: _LineBatch) -> _BatchResult:
-    """Parse and extract one batch of dump lines; runs in a worker process when workers > 1."""
+    """Parse and extract one batch of dump lines; runs in a worker process when workers > 1.
+
+    The cyclic garbage collector is paused meanwhile: a batch allocates millions of dicts and tuples (parsed
+    JSON, statement rows), none of them in a cycle, and collections triggered by their count alone cost a
+    fifth of the extraction. It runs again between batches.
+    """
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _extract_lines(batch)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _extract_lines(batch: _LineBatch) -> _BatchResult:
     options = batch.options
     extracted: list[_Extracted] = []
     rejects: list[dict] = []
