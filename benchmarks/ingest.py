@@ -1,16 +1,20 @@
 """Ingest throughput, each reader measured beside the raw speed of the engine under it, in one run.
 
-    .venv/bin/python benchmarks/ingest.py [--ottqa DIR] [--copies N] [--out benchmarks/results]
+    .venv/bin/python benchmarks/ingest.py [--ottqa DIR] [--copies N] [--workers N] [--out benchmarks/results]
 
 Stages and their raw baselines (the bar: a stage runs at >= 50 % of its engine's raw speed):
 - decompression: our threaded reader vs ``bz2.decompress`` of the same file;
-- Wikidata on plain JSON: ``ingest_wikidata`` vs ``orjson.loads`` of every line;
+- Wikidata on plain JSON: ``ingest_wikidata`` (``--workers`` processes) vs ``orjson.loads`` of every line;
 - Wikidata on bz2: ``ingest_wikidata`` vs ``bz2.decompress`` (the bound for a compressed dump);
+- block indexes, built once per compressed dump so its byte shards can seek: ``indexed_bzip2`` vs
+  ``bz2.decompress``, ``rapidgzip`` vs ``gzip.decompress`` (a gzip copy of the same dump);
 - Wikipedia: ``ingest_wikipedia`` (1 and 2 workers) vs mwparserfromhell ``parse(...).strip_code()``
   of every article's wikitext, single core;
-- OTT-QA: ``ingest_ottqa`` vs gzip + ``json.load`` of both files.
+- OTT-QA: ``ingest_ottqa`` (``--workers``) vs gzip + ``json.load`` of both files.
 Inputs are the real samples, concatenated ``--copies`` times so that timings are not dominated by
-start-up; the ratio is what the bar is about.
+start-up; the ratio is what the bar is about. The bz2 dump is also ingested as byte shards (one after
+another, each seeking through the block index) and their union checked against the whole run's rows.
+The machine's load average is saved beside the figures: the machine may be shared.
 """
 
 from __future__ import annotations
@@ -21,19 +25,25 @@ import gzip
 import json
 import os
 import shlex
+import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import mwparserfromhell
 import orjson
+import polars as pl
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks_common import best_of, machine  # noqa: E402
 
-from ingest.ottqa import ingest_ottqa  # noqa: E402
+from ingest.ottqa import OttqaIngestOptions, ingest_ottqa  # noqa: E402
+from ingest.pipeline import IngestInputs, run_ingest  # noqa: E402
+from ingest.seek_index import seek_index  # noqa: E402
+from ingest.shard_plan import IngestOptions  # noqa: E402
 from ingest.sources import ChunkStream  # noqa: E402
 from ingest.wikidata.ingest import WikidataIngestOptions, ingest_wikidata  # noqa: E402
 from ingest.wikipedia.ingest import WikipediaIngestOptions, ingest_wikipedia  # noqa: E402
@@ -74,28 +84,86 @@ def replicate_wikipedia(copies: int, work: Path) -> tuple[Path, list[str]]:
     return path, texts * copies
 
 
+def _row(stage: str, engine: str, raw_mb_s: float, ours_mb_s: float, **extra: float) -> dict:
+    ratio = ours_mb_s / raw_mb_s
+    rates = "  ".join(f"{k} {v:,.0f}" for k, v in extra.items())
+    print(
+        f"{stage:38s} raw {raw_mb_s:8.2f} MB/s  ours {ours_mb_s:8.2f} MB/s  ratio {ratio:5.2f}  {rates}",
+        flush=True,
+    )
+    return {
+        "stage": stage,
+        "engine": engine,
+        "raw_MB_s": round(raw_mb_s, 2),
+        "ours_MB_s": round(ours_mb_s, 2),
+        "ratio": round(ratio, 2),
+        **extra,
+    }
+
+
+def _table_rows(folder: Path, table: str) -> list[str]:
+    """Every row of a table's Parquet files as canonical JSON, sorted (a multiset of rows)."""
+    return sorted(pl.read_parquet(folder / table).write_ndjson().splitlines())
+
+
+def block_index_stages(
+    args: argparse.Namespace, packed: Path, plain: Path, size: float, t_bz2: float, out: Path
+) -> tuple[list[dict], dict]:
+    """The per-file block indexes beside a full decompression, then the bz2 dump ingested as byte shards."""
+    gzipped = packed.with_name("wikidata.json.gz")
+    gzipped.write_bytes(gzip.compress(plain.read_bytes(), 6))
+    t_gzip, _ = best_of(args.repeat, lambda: gzip.decompress(gzipped.read_bytes()))
+    rows = []
+    for path, engine, t_raw in ((packed, "bz2.decompress", t_bz2), (gzipped, "gzip.decompress", t_gzip)):
+        folder = out.parent / f"index-{path.suffix[1:]}"
+
+        def build(path: Path = path, folder: Path = folder) -> object:
+            shutil.rmtree(folder, ignore_errors=True)
+            return seek_index(path, "bench", folder, threads=args.workers)
+
+        t_index, index = best_of(args.repeat, build)
+        rows.append(
+            _row(
+                f"block index, {path.suffix[1:]} ({args.workers} threads)",
+                engine,
+                size / t_raw,
+                size / t_index,
+                checkpoints=index.checkpoints,  # type: ignore[union-attr]
+            )
+        )
+    whole, sharded = out.parent / "shards-whole", out.parent / "shards"
+    props = REPO / "data" / "wikidata-properties.tsv.gz"
+    options = IngestOptions(wikidata=WikidataIngestOptions(workers=args.workers, max_error_rate=None))
+    run_ingest(IngestInputs(wikidata=[packed]), whole, property_table=props, options=options)
+    started = time.perf_counter()
+    shard_bytes = -(-packed.stat().st_size // args.shards)
+    report = run_ingest(
+        IngestInputs(wikidata=[packed]),
+        sharded,
+        property_table=props,
+        options=options,
+        shard_bytes=shard_bytes,
+    )
+    seconds = time.perf_counter() - started
+    identical = all(_table_rows(whole, t) == _table_rows(sharded, t) for t in ("entities", "statements"))
+    shards = {
+        "shards": len(report.outcomes),
+        "seconds_total_with_index": round(seconds, 2),
+        "seconds_per_shard": [round(o.summary.seconds, 2) for o in report.outcomes],
+        "union_identical_to_one_shard": identical,
+    }
+    print(f"bz2 byte shards: {shards}", flush=True)
+    return rows, shards
+
+
 def run(args: argparse.Namespace) -> dict:
     os.environ["HQA_PROGRESS"] = "0"
+    load_before = [round(x, 2) for x in os.getloadavg()]
     work = Path(tempfile.mkdtemp(prefix="hqa-bench-"))
     rows = []
 
     def add(stage: str, engine: str, raw_mb_s: float, ours_mb_s: float, **extra: float) -> None:
-        rows.append(
-            {
-                "stage": stage,
-                "engine": engine,
-                "raw_MB_s": round(raw_mb_s, 2),
-                "ours_MB_s": round(ours_mb_s, 2),
-                "ratio": round(ours_mb_s / raw_mb_s, 2),
-                **extra,
-            }
-        )
-        rates = "  ".join(f"{k} {v:,.0f}" for k, v in extra.items())
-        ratio = ours_mb_s / raw_mb_s
-        print(
-            f"{stage:38s} raw {raw_mb_s:8.2f} MB/s  ours {ours_mb_s:8.2f} MB/s  ratio {ratio:5.2f}  {rates}",
-            flush=True,
-        )
+        rows.append(_row(stage, engine, raw_mb_s, ours_mb_s, **extra))
 
     plain, packed = replicate_wikidata(args.copies, work)
     size = plain.stat().st_size / 1e6
@@ -111,7 +179,7 @@ def run(args: argparse.Namespace) -> dict:
 
     t_orjson, _ = best_of(args.repeat, parse_all)
     out = work / "out"
-    options = WikidataIngestOptions(max_error_rate=None)
+    options = WikidataIngestOptions(max_error_rate=None, workers=args.workers)
     t_plain, summary = best_of(args.repeat, lambda: ingest_wikidata(plain, out, options))
     add(
         "wikidata ingest, plain JSON",
@@ -130,6 +198,9 @@ def run(args: argparse.Namespace) -> dict:
         entities_s=summary.records_written / t_packed,
         statements_s=summary.counts["statements"] / t_packed,
     )
+
+    index_rows, shards = block_index_stages(args, packed, plain, size, t_bz2, out)
+    rows += index_rows
 
     xml, texts = replicate_wikipedia(args.wiki_copies, work)
     wikitext_mb = sum(len(t.encode()) for t in texts) / 1e6
@@ -157,7 +228,8 @@ def run(args: argparse.Namespace) -> dict:
                 json.load(fh)
 
     t_json, _ = best_of(1, load_json)
-    t_ottqa, summary = best_of(1, lambda: ingest_ottqa(release, out))
+    ottqa_options = OttqaIngestOptions(workers=args.workers)
+    t_ottqa, summary = best_of(1, lambda: ingest_ottqa(release, out, ottqa_options))
     add(
         f"ottqa adapter ({'full release' if args.ottqa else 'bundled slice'})",
         "gzip + json.load",
@@ -168,8 +240,12 @@ def run(args: argparse.Namespace) -> dict:
     )
     return {
         "machine": machine(),
+        "load_average_before": load_before,
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        "workers": args.workers,
         "command": "python " + shlex.join(sys.argv),
         "rows": rows,
+        "bz2_byte_shards": shards,
         "inputs": {
             "wikidata_MB": round(size, 1),
             "wikitext_MB": round(wikitext_mb, 1),
@@ -202,9 +278,65 @@ def write_results(result: dict, out_dir: Path) -> Path:
         lines.append(
             f"| {r['stage']} | {r['engine']} | {r['raw_MB_s']} | {r['ours_MB_s']} | {r['ratio']} | {extra} |"
         )
+    load = result["load_average_before"], result["load_average_after"]
+    lines += [
+        "",
+        f"Parser processes (`--workers`): {result['workers']}. Load average (1, 5, 15 min) before the run "
+        f"{load[0]}, after it {load[1]}: ratios are measured in the same run, so they survive load better "
+        "than the MB/s figures.",
+        "",
+        f"bz2 dump as byte shards (block index built once, then each shard seeks to its range): "
+        f"{result['bz2_byte_shards']}.",
+    ]
+    if result.get("equivalence"):
+        lines += [
+            "",
+            "## Output before and after",
+            "",
+            "| ingest | table | rows before | rows after | identical |",
+        ]
+        lines += ["|---|---|---:|---:|---|"]
+        for e in result["equivalence"]:
+            lines.append(f"| {e['name']} | {e['table']} | {e['before']} | {e['after']} | {e['identical']} |")
     path = out_dir / "ingest.md"
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def compare_outputs(name: str, before: Path, after: Path) -> list[dict]:
+    """Every table of two ingest folders compared as multisets of rows (sorted canonical JSON). Quarantine
+    rows are compared without their excerpt text (it may hold bytes printed differently)."""
+    found = []
+    tables = sorted(p.name for p in before.iterdir() if p.is_dir() and not p.name.startswith("_"))
+    for table in tables:
+        columns = None
+        if table == "quarantine":
+            columns = [
+                "source",
+                "reader",
+                "line",
+                "byte_offset",
+                "char_offset",
+                "record_id",
+                "error_type",
+                "error",
+            ]
+        rows = [
+            sorted(pl.read_parquet(folder / table, columns=columns).write_ndjson().splitlines())
+            if list((folder / table).glob("*.parquet"))
+            else []
+            for folder in (before, after)
+        ]
+        found.append(
+            {
+                "name": name,
+                "table": table,
+                "before": len(rows[0]),
+                "after": len(rows[1]),
+                "identical": rows[0] == rows[1],
+            }
+        )
+    return found
 
 
 def main() -> None:
@@ -215,9 +347,25 @@ def main() -> None:
     parser.add_argument("--copies", type=int, default=5, help="times the Wikidata sample is repeated")
     parser.add_argument("--wiki-copies", type=int, default=2, help="times the Wikipedia samples are repeated")
     parser.add_argument("--repeat", type=int, default=2, help="best of N for the fast stages")
+    parser.add_argument(
+        "--workers", type=int, default=2, help="parser processes of the readers that take them"
+    )
+    parser.add_argument(
+        "--compare",
+        action="append",
+        default=[],
+        metavar="NAME=BEFORE:AFTER",
+        help="also compare two ingest output folders row for row (e.g. made by the commits before and after)",
+    )
+    parser.add_argument("--shards", type=int, default=4, help="byte shards the bz2 Wikidata dump is cut into")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
     args = parser.parse_args()
     result = run(args)
+    result["equivalence"] = []
+    for spec in args.compare:
+        name, _, folders = spec.partition("=")
+        before, _, after = folders.partition(":")
+        result["equivalence"] += compare_outputs(name, Path(before), Path(after))
     print(f"results: {write_results(result, args.out)}")
 
 

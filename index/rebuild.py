@@ -59,7 +59,15 @@ class RebuildParams(BaseModel):
     scope_ids: list[str] = Field(default_factory=list, description="keep only these Wikidata items")
     scope_instance_of: list[str] = Field(default_factory=list, description="keep items of these classes")
     require_enwiki: bool = Field(False, description="keep only items with an English Wikipedia article")
-    shard_mb: int | None = Field(None, ge=1, description="split uncompressed Wikidata dumps into shards")
+    shard_mb: int | None = Field(
+        None, ge=1, description="split Wikidata dumps into shards of about this many MB of the file"
+    )
+    workers: int | None = Field(
+        None,
+        ge=1,
+        description="parser processes per ingest task; None = HQA_WORKERS, else the worker slot's share of "
+        "its cores",
+    )
     force: bool = Field(False, description="re-ingest and rebuild everything, even unchanged")
     config: str | None = Field(None, description="hqa settings file (TOML/YAML) for the workers")
 
@@ -74,7 +82,9 @@ class RebuildParams(BaseModel):
         return _local_path(value) if value else None
 
     def settings(self) -> HqaSettings:
-        return HqaSettings.load(Path(self.config) if self.config else None, language=self.language)
+        return HqaSettings.load(
+            Path(self.config) if self.config else None, language=self.language, workers=self.workers
+        )
 
     def inputs(self, settings: HqaSettings) -> IngestInputs:
         inputs = IngestInputs(
@@ -102,7 +112,12 @@ def param_defaults() -> dict[str, tuple[Any, str | None]]:
 
 
 def discover(params: Json) -> list[Json]:
-    """Checksum the inputs and plan their shards: one ingest task per job."""
+    """Checksum the inputs and plan their shards: one ingest task per job.
+
+    A checksum is computed once per file (files in parallel, ``workers`` at a time) and saved under the
+    ingest folder keyed by path, size and mtime, so a re-run reads no unchanged dump; a compressed
+    Wikidata dump split into ``shard_mb`` shards gets its block index built here, once, for every shard.
+    """
     p = RebuildParams.model_validate(params)
     settings = p.settings()
     inputs = p.inputs(settings)
@@ -110,7 +125,9 @@ def discover(params: Json) -> list[Json]:
         inputs.wikidata,
         inputs.wikipedia,
         inputs.ottqa,
+        out_dir=settings.ingest_dir,
         shard_bytes=p.shard_mb << 20 if p.shard_mb else None,
+        threads=settings.parser_workers,
     )
     prepare_ingest_dir(settings.ingest_dir, settings.property_table)
     return [j.model_dump() for j in jobs]

@@ -34,6 +34,24 @@ def rows_to_table(rows: list[dict], model: type[BaseModel]) -> pa.Table:
         ]
     except (ValueError, TypeError, KeyError, OverflowError) as exc:  # ArrowInvalid is a ValueError
         raise ValueError(f"rows for {model.__name__} do not fit its schema: {exc}") from exc
+    return _checked_table(columns, schema, model)
+
+
+def tuples_to_table(rows: list[tuple], model: type[BaseModel]) -> pa.Table:
+    """``rows_to_table`` for rows given as tuples in the schema's column order (nested structs as tuples
+    too): transposing them is a C loop, where a dict per row costs a lookup per column."""
+    schema = arrow_schema(model)
+    values = list(zip(*rows, strict=True)) if rows else [() for _ in schema]
+    if len(values) != len(schema):
+        raise ValueError(f"rows for {model.__name__} have {len(values)} columns, its schema {len(schema)}")
+    try:
+        columns = [pa.array(column, type=field.type) for column, field in zip(values, schema, strict=True)]
+    except (ValueError, TypeError, KeyError, OverflowError) as exc:
+        raise ValueError(f"rows for {model.__name__} do not fit its schema: {exc}") from exc
+    return _checked_table(columns, schema, model)
+
+
+def _checked_table(columns: list[pa.Array], schema: pa.Schema, model: type[BaseModel]) -> pa.Table:
     for field, column in zip(schema, columns, strict=True):
         if (name := _null_where_forbidden(field, column)) is not None:
             raise ValueError(f"rows for {model.__name__} do not fit its schema: {name} holds a null")

@@ -116,8 +116,10 @@ def run_ingest(
         inputs.wikidata,
         inputs.wikipedia,
         inputs.ottqa,
+        out_dir=out_dir,
         wikidata_shard=options.wikidata.shard,
         shard_bytes=shard_bytes,
+        threads=options.wikidata.workers,
     )
     removed = prune_stale_outputs(out_dir, jobs) if prune else []
     prepare_ingest_dir(out_dir, property_table)

@@ -10,12 +10,15 @@ dumps is free, and a changed dump re-ingests only its own shards.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from ingest.checksums import ChecksumCache, FileStamp
 from ingest.ottqa import PASSAGE_FILE, TABLE_FILE, OttqaIngestOptions, ingest_ottqa
+from ingest.seek_index import SeekIndex, UnindexableArchive, read_from, saved_indexes, seek_index
 from ingest.shard_output import options_fingerprint, summary_path
 from ingest.shards import Shard
 from ingest.sources import detect_compression, file_sha256
@@ -28,6 +31,7 @@ log = logging.getLogger(__name__)
 
 Reader = Literal["wikidata", "wikipedia", "ottqa"]
 RUNS = "_runs"
+INPUTS = "_inputs"
 
 
 class IngestOptions(BaseModel):
@@ -47,7 +51,7 @@ class IngestOptions(BaseModel):
         ottqa_limit: int | None = None,
     ) -> IngestOptions:
         """Every reader's options from the settings (language, workers, error rate) plus the run's scope."""
-        common = {"workers": settings.workers, "max_error_rate": settings.max_error_rate}
+        common = {"workers": settings.parser_workers, "max_error_rate": settings.max_error_rate}
         return cls(
             wikidata=WikidataIngestOptions(
                 language=settings.language,
@@ -56,7 +60,7 @@ class IngestOptions(BaseModel):
                 **common,
             ),
             wikipedia=WikipediaIngestOptions(**common),
-            ottqa=OttqaIngestOptions(limit=ottqa_limit, max_error_rate=settings.max_error_rate),
+            ottqa=OttqaIngestOptions(limit=ottqa_limit, **common),
         )
 
     def for_job(self, job: ShardJob) -> WikidataIngestOptions | WikipediaIngestOptions | OttqaIngestOptions:
@@ -72,6 +76,9 @@ class ShardJob(BaseModel):
     source: str
     shard: str = Field("all", description="'all' or 'bytes:START:END' / 'lines:START:END' (Wikidata only)")
     sha256: str = Field(description="checksum of the input, as the ingest summary records it")
+    stamp: str = Field(
+        "", description="size and mtime of the input file(s) when planned: a change shows without hashing"
+    )
 
     @property
     def label(self) -> str:
@@ -90,24 +97,58 @@ class ShardOutcome(BaseModel):
     summary: IngestSummary
 
 
-def input_checksum(reader: Reader, source: Path) -> str:
-    """The checksum an ingest of ``source`` records (OTT-QA: both files' checksums, joined)."""
-    if reader == "ottqa":
-        return file_sha256(source / TABLE_FILE) + ":" + file_sha256(source / PASSAGE_FILE)
-    return file_sha256(source)
+def inputs_dir(out_dir: Path) -> Path:
+    """What the ingest keeps about its inputs: saved checksums and the block indexes of compressed dumps."""
+    return Path(out_dir) / INPUTS
 
 
-def byte_shards(path: Path, shard_bytes: int | None) -> list[str]:
-    """Byte-range shards of an uncompressed line dump; a compressed file is one shard.
+def seek_dir(out_dir: Path) -> Path:
+    return inputs_dir(out_dir) / "seek"
 
-    A compressed file's decompressed size is unknown without decompressing it, and byte shards
-    address decompressed offsets: split compressed dumps by file (the dumps are published in parts).
+
+def input_files(reader: Reader, source: Path) -> list[Path]:
+    """The files one input is read from (an OTT-QA release: its two files)."""
+    return [Path(source) / TABLE_FILE, Path(source) / PASSAGE_FILE] if reader == "ottqa" else [Path(source)]
+
+
+def input_stamp(reader: Reader, source: Path) -> str:
+    """Size and mtime of the input's files: equal stamps mean the files were not rewritten."""
+    return ";".join(f"{s.size}:{s.mtime_ns}" for s in map(FileStamp.of, input_files(reader, source)))
+
+
+def input_checksum(reader: Reader, source: Path, cache: ChecksumCache | None = None) -> str:
+    """The checksum an ingest of ``source`` records (OTT-QA: both files' checksums, joined), from
+    ``cache`` when it holds the file unchanged."""
+    digest = cache.sha256 if cache is not None else file_sha256
+    return ":".join(digest(path) for path in input_files(reader, source))
+
+
+def byte_shards(path: Path, shard_bytes: int | None, index: SeekIndex | None = None) -> list[str]:
+    """Byte-range shards of a line dump, about ``shard_bytes`` of the file each.
+
+    Ranges address the decompressed stream. A plain file is cut every ``shard_bytes``; a compressed one
+    into as many shards as its compressed size holds ``shard_bytes``, cutting its decompressed size (known
+    from its block ``index``) evenly. Without an index a compressed file is one shard.
     """
-    size = path.stat().st_size
-    if not shard_bytes or detect_compression(path) != "none" or size <= shard_bytes:
+    size = Path(path).stat().st_size
+    if not shard_bytes or size <= shard_bytes or (index is None and detect_compression(path) != "none"):
         return ["all"]
-    starts = range(0, size, shard_bytes)
-    return [f"bytes:{s}:{s + shard_bytes if s + shard_bytes < size else ''}" for s in starts]
+    count = -(-size // shard_bytes)
+    total = index.decompressed_bytes if index is not None else size
+    starts = [total * i // count for i in range(count)]
+    ends = [str(s) for s in starts[1:]] + [""]
+    return [f"bytes:{start}:{end}" for start, end in zip(starts, ends, strict=True)]
+
+
+def _wikidata_shards(path: Path, sha: str, out_dir: Path, shard_bytes: int | None, threads: int) -> list[str]:
+    """``byte_shards`` of one Wikidata dump, building (once) the block index a compressed one needs."""
+    index = None
+    if shard_bytes and path.stat().st_size > shard_bytes and detect_compression(path) != "none":
+        try:
+            index = seek_index(path, sha, seek_dir(out_dir), threads=threads)
+        except UnindexableArchive as exc:
+            log.warning("%s; planned as one shard", exc)
+    return byte_shards(path, shard_bytes, index)
 
 
 def plan_shards(
@@ -115,26 +156,39 @@ def plan_shards(
     wikipedia: list[Path],
     ottqa: Path | None,
     *,
+    out_dir: Path,
     wikidata_shard: Shard | None = None,
     shard_bytes: int | None = None,
+    threads: int = 1,
 ) -> list[ShardJob]:
-    """Jobs for every input: Wikidata split by ``wikidata_shard`` or into ``shard_bytes`` ranges."""
-    jobs = []
-    for path in map(Path, wikidata):
-        _require_file(path, "Wikidata dump")
-        sha = input_checksum("wikidata", path)
-        if wikidata_shard is not None and wikidata_shard.kind != "all":
-            shards = [f"{wikidata_shard.kind}:{wikidata_shard.start}:{wikidata_shard.end or ''}"]
-        else:
-            shards = byte_shards(path, shard_bytes)
-        jobs += [ShardJob(reader="wikidata", source=str(path), shard=s, sha256=sha) for s in shards]
-    for path in map(Path, wikipedia):
-        _require_file(path, "Wikipedia dump")
-        jobs.append(ShardJob(reader="wikipedia", source=str(path), sha256=input_checksum("wikipedia", path)))
+    """Jobs for every input: Wikidata split by ``wikidata_shard`` or into ``shard_bytes`` ranges.
+
+    Checksums come from the ingest folder ``out_dir`` when a file is unchanged since it was hashed, else
+    are computed ``threads`` files at a time and saved; so are the block indexes of compressed dumps that
+    are split. Each is computed once per file, and every shard job reuses them.
+    """
+    readers: list[tuple[Reader, Path, str]] = [("wikidata", Path(p), "Wikidata dump") for p in wikidata]
+    readers += [("wikipedia", Path(p), "Wikipedia dump") for p in wikipedia]
     if ottqa is not None:
-        for name in (TABLE_FILE, PASSAGE_FILE):
-            _require_file(Path(ottqa) / name, "OTT-QA file")
-        jobs.append(ShardJob(reader="ottqa", source=str(ottqa), sha256=input_checksum("ottqa", Path(ottqa))))
+        readers.append(("ottqa", Path(ottqa), "OTT-QA file"))
+    for reader, source, what in readers:
+        for path in input_files(reader, source):
+            _require_file(path, what)
+    cache = ChecksumCache(inputs_dir(out_dir) / "checksums")
+    cache.sha256_many(
+        [f for reader, source, _ in readers for f in input_files(reader, source)], threads=threads
+    )
+    jobs = []
+    for reader, source, _ in readers:
+        sha, stamp = input_checksum(reader, source, cache), input_stamp(reader, source)
+        shards = ["all"]
+        if reader == "wikidata" and wikidata_shard is not None and wikidata_shard.kind != "all":
+            shards = [f"{wikidata_shard.kind}:{wikidata_shard.start}:{wikidata_shard.end or ''}"]
+        elif reader == "wikidata":
+            shards = _wikidata_shards(source, sha, out_dir, shard_bytes, threads)
+        jobs += [
+            ShardJob(reader=reader, source=str(source), shard=s, sha256=sha, stamp=stamp) for s in shards
+        ]
     return jobs
 
 
@@ -160,21 +214,60 @@ def earlier_output(job: ShardJob, out_dir: Path, options: IngestOptions) -> Inge
 def ingest_shard(
     job: ShardJob, out_dir: Path, options: IngestOptions, *, skip_unchanged: bool = True
 ) -> ShardOutcome:
-    """Run one job into ``out_dir`` (replacing its earlier output) unless that output is up to date."""
+    """Run one job into ``out_dir`` (replacing its earlier output) unless that output is up to date.
+
+    The job's checksum is the one planning computed (or found saved): the input is not hashed again here.
+    Its stamp (size, mtime) is checked before and after the run instead, so a dump rewritten since it was
+    planned, or while it was read, fails the job rather than mislabelling its output.
+    """
     if skip_unchanged and (summary := earlier_output(job, out_dir, options)) is not None:
         log.info("%s unchanged since its last ingest: skipped", job.label)
         return ShardOutcome(job=job, skipped=True, summary=summary)
     source = Path(job.source)
+    _check_stamp(job, "since it was planned: plan the ingest again")
     reader_options = options.for_job(job)
     if job.reader == "wikidata":
-        summary = ingest_wikidata(source, out_dir, reader_options)  # type: ignore[arg-type]
+        summary = ingest_wikidata(
+            source,
+            out_dir,
+            reader_options,  # type: ignore[arg-type]
+            source_sha256=job.sha256,
+            seek=_seek_reader(job, out_dir, options.wikidata.workers),
+        )
     elif job.reader == "wikipedia":
         summary = ingest_wikipedia(source, out_dir, reader_options)  # type: ignore[arg-type]
     else:
-        summary = ingest_ottqa(source, out_dir, reader_options)  # type: ignore[arg-type]
+        summary = ingest_ottqa(source, out_dir, reader_options, source_sha256=job.sha256)  # type: ignore[arg-type]
+    _check_stamp(job, "while it was ingested: run the ingest again")
     if summary.source_sha256 != job.sha256:
         raise RuntimeError(f"{job.label} changed while it was ingested: run the ingest again")
     return ShardOutcome(job=job, skipped=False, summary=summary)
+
+
+def _check_stamp(job: ShardJob, when: str) -> None:
+    if job.stamp and input_stamp(job.reader, Path(job.source)) != job.stamp:
+        raise RuntimeError(f"{job.label}: the input changed {when}")
+
+
+def _seek_reader(job: ShardJob, out_dir: Path, threads: int) -> Callable[[int, int], Iterator[bytes]] | None:
+    """How a byte shard of a compressed dump reaches its start: through the file's saved block index
+    (built here, once, if planning did not), so it never decompresses the shards before its own."""
+    shard = Shard.parse(job.shard)
+    source = Path(job.source)
+    if shard.kind != "bytes" or shard.start == 0 or detect_compression(source) == "none":
+        return None
+    folder = seek_dir(out_dir)
+    try:
+        index = seek_index(source, job.sha256, folder, threads=threads)
+    except UnindexableArchive as exc:
+        log.warning("%s; the shard decompresses the file from its start", exc)
+        return None
+    assert index is not None  # a compressed file has one
+
+    def seek(offset: int, block: int) -> Iterator[bytes]:
+        return read_from(source, index, folder, offset, block=block)
+
+    return seek
 
 
 def prune_stale_outputs(out_dir: Path, jobs: list[ShardJob]) -> list[str]:
@@ -194,4 +287,9 @@ def prune_stale_outputs(out_dir: Path, jobs: list[ShardJob]) -> list[str]:
         path.unlink()
         removed.append(path.name)
         log.info("removed the output of %s, which is no longer an input", summary.source)
+    wanted = {sha for job in jobs for sha in job.sha256.split(":")}
+    for sha, files in saved_indexes(seek_dir(out_dir)).items():
+        if sha not in wanted:  # the block index of a dump no longer given (or since changed)
+            for file in files:
+                file.unlink(missing_ok=True)
     return removed

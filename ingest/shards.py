@@ -1,7 +1,8 @@
 """Shards of a line-oriented dump, so that a DAG can map one task over each part of one file.
 
 A ``bytes`` shard owns the lines whose first byte lies in [start, end) of the decompressed
-stream (uncompressed files seek straight there; compressed ones are decompressed up to it). A
+stream (uncompressed files seek straight there; compressed ones seek through their block index,
+``ingest.seek_index``, or without one are decompressed up to it). A
 ``lines`` shard owns 0-based lines [start, end). Every line belongs to exactly one shard of a
 partition, so shard outputs can be concatenated without duplicates or gaps.
 """
@@ -9,7 +10,7 @@ partition, so shard outputs can be concatenated without duplicates or gaps.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -65,11 +66,15 @@ class ShardLine:
 class ShardLines:
     """Iterate the lines of one shard; afterwards ``stream`` tells bytes read and any truncation."""
 
-    def __init__(self, path: Path, shard: Shard):
+    def __init__(
+        self, path: Path, shard: Shard, *, seek: Callable[[int, int], Iterator[bytes]] | None = None
+    ):
+        """``seek(offset, block)`` reads the decompressed stream from ``offset`` (a compressed file's block
+        index); without it a compressed file is decompressed from its start up to the shard."""
         self.path = Path(path)
         self.shard = shard
         seek_from = max(0, shard.start - 1) if shard.kind == "bytes" else 0
-        self.stream = ChunkStream(self.path, start=seek_from)
+        self.stream = ChunkStream(self.path, start=seek_from, seek=seek)
 
     def __iter__(self) -> Iterator[ShardLine]:
         shard = self.shard

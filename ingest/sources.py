@@ -123,18 +123,28 @@ class Truncation:
 class ChunkStream:
     """Decompressed chunks of a file, read ahead by a background thread.
 
-    ``start`` skips that many decompressed bytes (seeking where the file is not compressed).
+    ``start`` skips that many decompressed bytes (seeking where the file is not compressed, or where
+    ``seek(start, chunk_bytes)`` yields the decompressed bytes from ``start`` on, e.g. from a block index).
     Chunks are as large as one raw block decompresses to.
     Iterating yields ``bytes`` chunks; after the iteration ``truncated`` tells whether the
     archive broke off, and ``bytes_read`` how many decompressed bytes were delivered.
     """
 
-    def __init__(self, path: Path, *, start: int = 0, chunk_bytes: int = CHUNK_BYTES, prefetch: int = 4):
+    def __init__(
+        self,
+        path: Path,
+        *,
+        start: int = 0,
+        chunk_bytes: int = CHUNK_BYTES,
+        prefetch: int = 4,
+        seek: Callable[[int, int], Iterator[bytes]] | None = None,
+    ):
         if start < 0:
             raise ValueError(f"start must be >= 0, got {start}")
         self.path = Path(path)
         self.start = start
         self.chunk_bytes = chunk_bytes
+        self._seek = seek if start > 0 else None
         self.truncated: Truncation | None = None
         self.bytes_read = 0
         self._digest = hashlib.sha256() if start == 0 else None
@@ -145,7 +155,11 @@ class ChunkStream:
     def _produce(self) -> None:
         offset = self.start
         try:
-            for block in decompressed_blocks(self.path, self.chunk_bytes, self.start, self._digest):
+            if self._seek is not None:
+                blocks = self._seek(self.start, self.chunk_bytes)
+            else:
+                blocks = decompressed_blocks(self.path, self.chunk_bytes, self.start, self._digest)
+            for block in blocks:
                 if self._stop.is_set():
                     break
                 offset += len(block)

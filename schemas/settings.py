@@ -6,6 +6,7 @@ reads the environment itself.
 
 from __future__ import annotations
 
+import os
 import tomllib
 from datetime import timedelta
 from pathlib import Path
@@ -81,6 +82,12 @@ class AirflowSettings(BaseModel):
     retry_delay_seconds: int = Field(60, ge=1, description="first retry delay; doubles on each retry")
     max_retry_delay_seconds: int = Field(3600, ge=1)
     ingest_parallelism: int = Field(4, ge=1, description="shards of one run ingested at the same time")
+    worker_concurrency: int = Field(
+        1,
+        ge=1,
+        description="tasks one worker machine runs at once (set it as AIRFLOW__CELERY__WORKER_CONCURRENCY): "
+        "an ingest task sized by HQA_WORKERS=0 takes its share of the cores, not all of them",
+    )
     qa_chunk_size: int = Field(100, ge=1, description="questions per mapped batch-QA task")
     qa_questions: Path | None = Field(None, description="questions the QA DAG answers; None = the samples")
 
@@ -100,7 +107,12 @@ class HqaSettings(BaseSettings):
     data_dir: Path = Field(DEFAULT_DATA_DIR, description="bundled samples and tables")
     state_dir: Path = Field(DEFAULT_STATE_DIR, description="generated output: ingest, indexes, Airflow")
     language: str = "en"
-    workers: int = Field(0, description="parser processes; 0 = one per core")
+    workers: int = Field(
+        0,
+        ge=0,
+        description="parser processes of one ingest task; 0 = the cores this process may run on (its CPU "
+        "affinity) shared out over airflow.worker_concurrency tasks",
+    )
     max_error_rate: float = Field(0.01, description="share of quarantined records that fails a run")
     answer_max_failure_rate: float | None = Field(
         0.1,
@@ -117,6 +129,11 @@ class HqaSettings(BaseSettings):
     )
     index: IndexSettings = Field(default_factory=IndexSettings)
     airflow: AirflowSettings = Field(default_factory=AirflowSettings)
+
+    @property
+    def parser_workers(self) -> int:
+        """The parser processes an ingest task starts: ``workers``, or its slot's share of the cores."""
+        return self.workers or slot_cores(self.airflow.worker_concurrency)
 
     @property
     def ingest_dir(self) -> Path:
@@ -166,6 +183,13 @@ class HqaSettings(BaseSettings):
         env_values = cls().model_dump(exclude_unset=True)
         flags = {k: v for k, v in overrides.items() if v is not None}  # None = the flag was not given
         return cls(**deep_merge(deep_merge(file_values, env_values), flags))
+
+
+def slot_cores(tasks_per_machine: int = 1) -> int:
+    """Cores one of ``tasks_per_machine`` tasks may use: the CPU affinity of this process (a container's or
+    a ``taskset``'s share, which ``os.cpu_count()`` ignores) divided between the tasks, at least one."""
+    available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, available // max(1, tasks_per_machine))
 
 
 def deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:

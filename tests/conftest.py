@@ -59,9 +59,11 @@ def settings() -> HqaSettings:
 def sample_ingest(tmp_path_factory: pytest.TempPathFactory, settings: HqaSettings) -> IngestReport:
     """All bundled samples ingested once, with the parser pool on (as in production)."""
     from ingest.pipeline import run_ingest, sample_inputs
+    from ingest.shard_plan import IngestOptions
 
     out = tmp_path_factory.mktemp("ingest")
-    return run_ingest(sample_inputs(SAMPLES), out, property_table=settings.property_table)
+    options = IngestOptions.from_settings(settings.model_copy(update={"workers": 2}))
+    return run_ingest(sample_inputs(SAMPLES), out, property_table=settings.property_table, options=options)
 
 
 @pytest.fixture(scope="session")

@@ -1,9 +1,9 @@
 """Turn one Wikidata entity (parsed JSON) into an entity row and its statement rows.
 
-Plain dicts keyed like ``schemas.wikidata`` models are built here, because this loop runs once
-per statement of a 100 GB dump. Values are normalized on the way: entity URIs become ids
-(units, calendars, globes), amounts keep their exact text beside a float, and times keep their
-precision and calendar and get a signed year for filtering.
+Statements are plain tuples in the column order of ``schemas.wikidata.Statement`` (an entity is a
+dict), because this loop runs once per statement of a 100 GB dump. Values are normalized on the
+way: entity URIs become ids (units, calendars, globes), amounts keep their exact text beside a
+float, and times keep their precision and calendar and get a signed year for filtering.
 """
 
 from __future__ import annotations
@@ -56,60 +56,56 @@ def _year(time: str) -> int | None:
     return sign * int(digits) if digits.isdigit() else None
 
 
-def snak_value(snak: dict[str, Any]) -> dict[str, Any]:
-    """The typed value columns of one snak (all None for somevalue/novalue)."""
-    out = dict(_EMPTY_VALUE)
+VALUE_FIELDS = ("value_kind", *_EMPTY_VALUE)  # a snak's value columns, in the schema's order
+SNAK_FIELDS = ("property", "snak_type", "datatype", *VALUE_FIELDS)
+STATEMENT_FIELDS = (*SNAK_FIELDS, "statement_id", "subject", "rank", "qualifiers", "reference_count")
+_ITEM = SNAK_FIELDS.index("value_item")
+_QUALIFIERS = STATEMENT_FIELDS.index("qualifiers")
+_NO_VALUE = ("none", *(None,) * len(_EMPTY_VALUE))
+_ITEM_TAIL = (None,) * (len(_EMPTY_VALUE) - 1)
+
+
+def snak_row(snak: dict[str, Any]) -> tuple:
+    """One snak as a tuple of ``SNAK_FIELDS``: property, snak type, datatype and its typed value columns
+    (all None for somevalue/novalue).
+
+    Tuples in column order, not a dict per snak: this runs for every statement and qualifier of a dump,
+    and the Arrow columns are built by transposing the tuples. The value is read before the property, so
+    a snak broken in both is reported for its value.
+    """
     datavalue = snak.get("datavalue")
-    if snak.get("snaktype", "value") != "value" or datavalue is None:
-        out["value_kind"] = "none"
-        return out
+    snak_type = snak.get("snaktype", "value")
+    if datavalue is None or snak_type != "value":
+        return (snak["property"], snak_type, snak.get("datatype"), *_NO_VALUE)
     kind = datavalue["type"]
     value = datavalue["value"]
     if kind == "wikibase-entityid":
-        out["value_kind"] = "item"
         entity_id = value.get("id")
         if entity_id is None:  # old dumps: numeric-id only
             entity_id = f"{_ID_PREFIX.get(value['entity-type'], 'Q')}{value['numeric-id']}"
-        out["value_item"] = entity_id
-    elif kind == "string":
-        out["value_kind"] = "string"
-        out["value_string"] = value
+        return (snak["property"], snak_type, snak.get("datatype"), "item", entity_id, *_ITEM_TAIL)
+    if kind == "string":
+        values: tuple = ("string", None, value, *(None,) * 13)
     elif kind == "monolingualtext":
-        out["value_kind"] = "monolingualtext"
-        out["value_string"] = value["text"]
-        out["value_language"] = value["language"]
+        text, language = value["text"], value["language"]
+        values = ("monolingualtext", None, text, language, *(None,) * 12)
     elif kind == "quantity":
-        out["value_kind"] = "quantity"
         amount = value["amount"]
-        out["value_amount_text"] = amount
-        out["value_amount"] = float(amount)
-        out["value_unit"] = _uri_id(value.get("unit"))
-        out["value_lower"] = _float(value.get("lowerBound"))
-        out["value_upper"] = _float(value.get("upperBound"))
+        number = float(amount)
+        unit = _uri_id(value.get("unit"))
+        lower, upper = _float(value.get("lowerBound")), _float(value.get("upperBound"))
+        values = ("quantity", None, None, None, number, amount, unit, lower, upper, *(None,) * 7)
     elif kind == "time":
-        out["value_kind"] = "time"
         time = value["time"]
-        out["value_time"] = time
-        out["value_year"] = _year(time)
-        out["value_precision"] = value.get("precision")
-        out["value_calendar"] = _uri_id(value.get("calendarmodel"))
+        year = _year(time)
+        precision, calendar = value.get("precision"), _uri_id(value.get("calendarmodel"))
+        values = ("time", *(None,) * 8, time, year, precision, calendar, None, None, None)
     elif kind == "globecoordinate":
-        out["value_kind"] = "globecoordinate"
-        out["value_latitude"] = value["latitude"]
-        out["value_longitude"] = value["longitude"]
-        out["value_globe"] = _uri_id(value.get("globe"))
+        latitude, longitude = value["latitude"], value["longitude"]
+        values = ("globecoordinate", *(None,) * 12, latitude, longitude, _uri_id(value.get("globe")))
     else:  # a value type newer than this code: keep it verbatim rather than lose it
-        out["value_kind"] = "other"
-        out["value_string"] = orjson.dumps(datavalue).decode()
-    return out
-
-
-def _snak_row(snak: dict[str, Any]) -> dict[str, Any]:
-    row = snak_value(snak)
-    row["property"] = snak["property"]
-    row["snak_type"] = snak.get("snaktype", "value")
-    row["datatype"] = snak.get("datatype")
-    return row
+        values = ("other", None, orjson.dumps(datavalue).decode(), *(None,) * 13)
+    return (snak["property"], snak_type, snak.get("datatype"), *values)
 
 
 def _language_value(mapping: dict[str, Any] | list | None, language: str) -> str | None:
@@ -150,34 +146,27 @@ def entity_row(entity: dict[str, Any], language: str) -> dict[str, Any]:
     }
 
 
-def statement_rows(entity: dict[str, Any]) -> list[dict[str, Any]]:
-    """One ``Statement`` row per claim of the entity, qualifiers nested in their statement."""
+def statement_rows(entity: dict[str, Any]) -> list[tuple]:
+    """One ``Statement`` row (a tuple of ``STATEMENT_FIELDS``) per claim of the entity, qualifiers nested."""
     subject = entity["id"]
     claims = entity.get("claims") or {}
     if isinstance(claims, list):  # the API writes an empty map as []
         return []
-    rows = []
+    rows: list[tuple] = []
     for claim_list in claims.values():
         for claim in claim_list:
-            row = _snak_row(claim["mainsnak"])
+            main = snak_row(claim["mainsnak"])
             qualifiers = claim.get("qualifiers") or {}
             order = claim.get("qualifiers-order") or list(qualifiers)
-            row["qualifiers"] = [_snak_row(q) for prop in order for q in qualifiers.get(prop, ())]
-            row["statement_id"] = claim.get("id") or f"{subject}${row['property']}${len(rows)}"
-            row["subject"] = subject
-            row["rank"] = claim.get("rank", "normal")
-            row["reference_count"] = len(claim.get("references") or ())
-            rows.append(row)
+            nested = [snak_row(q) for prop in order for q in qualifiers.get(prop, ())]
+            statement_id = claim.get("id") or f"{subject}${main[0]}${len(rows)}"
+            rank = claim.get("rank", "normal")
+            rows.append((*main, statement_id, subject, rank, nested, len(claim.get("references") or ())))
     return rows
 
 
-def referenced_items(rows: list[dict[str, Any]]) -> set[str]:
+def referenced_items(rows: list[tuple]) -> set[str]:
     """Entity ids that statements point to (main values and qualifier values)."""
-    found = set()
-    for row in rows:
-        if row["value_item"]:
-            found.add(row["value_item"])
-        for qualifier in row["qualifiers"]:
-            if qualifier["value_item"]:
-                found.add(qualifier["value_item"])
+    found = {row[_ITEM] for row in rows if row[_ITEM]}
+    found.update(q[_ITEM] for row in rows for q in row[_QUALIFIERS] if q[_ITEM])
     return found

@@ -40,7 +40,7 @@ TABLES: dict[str, type[BaseModel]] = {
 
 class WikipediaIngestOptions(BaseModel):
     namespaces: frozenset[int] = Field(frozenset({0}), description="namespaces to keep (0 = articles)")
-    workers: int = Field(0, description="parser processes; 0 = one per core, 1 = parse in-process")
+    workers: int = Field(1, ge=1, description="parser processes, sized by the caller; 1 = in-process")
     max_page_bytes: int = Field(16 << 20, description="pages larger than this are quarantined unparsed")
     max_error_rate: float | None = Field(0.05, description="fail the run above this quarantined share")
 

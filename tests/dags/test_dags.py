@@ -23,7 +23,8 @@ def test_every_dag_imports_cleanly(dag_bag):
     rebuild = dag_bag.get_dag(REBUILD)
     assert rebuild.timetable.expression in {"@weekly", "0 0 * * 0"}
     assert rebuild.default_args["retry_exponential_backoff"] is True
-    assert {"wikidata", "wikipedia", "ottqa", "language", "shard_mb", "force"} <= set(rebuild.params)
+    params = {"wikidata", "wikipedia", "ottqa", "language", "shard_mb", "workers", "force"}
+    assert params <= set(rebuild.params)
     ingest = rebuild.get_task("ingest")
     assert ingest.is_mapped
     statements = rebuild.get_task("statements")

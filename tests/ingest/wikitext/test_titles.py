@@ -91,3 +91,52 @@ def test_is_category_and_category_name() -> None:
 )
 def test_wiki_url_to_title(url: str, expected: str | None) -> None:
     assert wiki_url_to_title(url) == expected
+
+
+def test_the_plain_url_fast_path_agrees_with_the_full_resolution() -> None:
+    """Every cell link and passage key of the OTT-QA slice, and URLs at the fast path's edges."""
+    import gzip
+    import json
+
+    from ingest.wikitext.titles import _plain_wiki_path, resolve_wiki_url, wiki_url_titles
+    from tests.conftest import OTTQA
+
+    with gzip.open(OTTQA / "tables.json.gz", "rt") as t, gzip.open(OTTQA / "passages.json.gz", "rt") as p:
+        tables, passages = json.load(t), json.load(p)
+    urls = set(passages) | {
+        u for table in tables.values() for row in table["data"] for _, links in row for u in links
+    }
+    edges = {
+        "/wiki/a__b",
+        "/wiki/_a",
+        "/wiki/a_",
+        "/wiki/a b",
+        "/wiki/a  b",
+        "/wiki/ß",
+        "/wiki/édith",
+        "/wiki/x\\y",
+    }
+    edges |= {
+        "/wiki/a:b",
+        "/wiki/talk:b",
+        "/wiki/a%20b",
+        "/wiki/a&amp;b",
+        "/wiki/a?x=1",
+        "/wiki/",
+        " /wiki/A",
+        "/wiki/A ",
+    }
+    edges |= {
+        "/wiki/a#b",
+        "/wiki/[x]",
+        "/wiki/.",
+        "/wiki/fr:Paris",
+        "/wiki/1_E6_m",
+        "/wiki/a\tb",
+        "/wiki/Foo_(band)",
+    }
+    fast = [u for u in urls | edges if _plain_wiki_path(u)]
+    assert len(fast) > 0.8 * len(urls)  # the fast path is the common case
+    expected = {u: resolve_wiki_url(u) for u in urls | edges}
+    assert {u: wiki_url_to_title(u) for u in urls | edges} == expected
+    assert wiki_url_titles(urls | edges) == expected  # the bulk path too
