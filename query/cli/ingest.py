@@ -55,7 +55,9 @@ def add_ingest_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--instance-of", help="keep only items that are instances of these classes")
     p.add_argument("--require-enwiki", action="store_true", help="keep only items with an English article")
     p.add_argument(
-        "--workers", type=int, help="parser processes for Wikidata and Wikipedia (0 = one per core)"
+        "--workers",
+        type=int,
+        help="parser processes for Wikidata and Wikipedia (0 = this task's share of the cores it may use)",
     )
     p.add_argument("--max-error-rate", type=float, help="fail when a larger share of records is quarantined")
 
