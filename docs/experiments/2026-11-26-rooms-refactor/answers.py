@@ -63,7 +63,9 @@ def record(config: str, set_name: str, qid: str, result) -> dict:
         "mode": result.mode,
         "route": [(s.mode, s.outcome, s.reason) for s in result.route],
         "reader": result.reader,
-        "reading": None if result.reading is None else (result.reading.outcome, result.reading.answer),
+        "reading": None
+        if result.reading is None
+        else (result.reading.outcome, result.reading.raw_answer, result.reading.cited),
         "evidence": [(e.evidence_id, _round(e.score)) for e in result.evidence[:10]],
         "supporting": list(result.supporting_evidence_ids),
         "table": None
