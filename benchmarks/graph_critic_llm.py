@@ -2,15 +2,16 @@
 
     .venv/bin/python benchmarks/graph_critic_llm.py --index DIR --questions OTTQA_DIR \\
         --tune-readings benchmarks/results/llm_reader/report_fold/readers/qwen2.5-coder-1.5b-instruct.jsonl \\
-        [--sample 500] [--seed 7] [--limit 150] [--out benchmarks/results/graph_critic/llm]
+        [--sample 500] [--seed 7] [--limit 150] [--out DIR]
 
-The same fixed sample and folds as ``graph_critic_ottqa.py``. The LLM reader costs ~12 s a read here, so
-the candidate-reader run's design (every question through every round, any floor computed afterwards)
-is out of reach; instead the critic's one number, the validator's floor on the reader's confidence, is
-fitted first on the tuning fold, from the LLM reader's readings of those questions' single pass in the
-reader benchmark (``--tune-readings``: its rows are the single pass read by this reader; the floor with
-the best balanced accuracy of "confidence ≥ floor" against "the answer is right"), and the report fold
-(its first ``--limit`` questions, in sample order) runs the loop for real at that floor:
+The fixed sample and folds of ``graph_critic_sample.py`` (those of every graph-critic study). The LLM
+reader costs ~12 s a read here, so the candidate-reader run's design (every question through every round,
+any floor computed afterwards) is out of reach; instead the critic's one number, the validator's floor on
+the reader's confidence, is fitted first on the tuning fold, from the LLM reader's readings of those
+questions' single pass in the reader benchmark (``--tune-readings``: its rows are the single pass read by
+this reader; the floor with the best balanced accuracy of "confidence ≥ floor" against "the answer is
+right"), and the report fold (its first ``--limit`` questions, in sample order) runs the loop for real at
+that floor:
 
 - **single pass**: the engine as shipped (fused retrieval, the LLM reader), its evidence in rank order;
 - **single pass, cited first**: the same reading with the rows it read the answer from moved first
@@ -38,7 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "benchmarks")]  # imported by path too (tests), not only run
 
 from benchmarks_common import machine, pct  # noqa: E402
-from graph_critic_ottqa import BENCHMARKS, _hits, fold_of, resumed_rows, sample_arguments  # noqa: E402
+from graph_critic_sample import BENCHMARKS, fold_of, hits, resumed_rows, sample_arguments  # noqa: E402
 
 from query.config import EngineConfig  # noqa: E402
 from query.engine import Engine  # noqa: E402
@@ -72,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tune-readings", type=Path, required=True, help="the reader benchmark's jsonl")
     parser.add_argument("--limit", type=int, default=150, help="report-fold questions run")
     parser.add_argument("--engine-config", type=Path, help="engine config (default: the shipped one)")
-    parser.add_argument("--out", type=Path, default=REPO / "benchmarks/results/graph_critic/llm")
+    parser.add_argument("--out", type=Path, default=REPO / ".state/benchmarks/graph_critic_llm")
     args = parser.parse_args(argv)
     questions = sample_questions(load_benchmark(args.benchmark, args.questions), args.sample, args.seed)
     tune_ids = {q.id for q in questions if fold_of(q.id, args.seed) == "tune"}
@@ -157,7 +158,7 @@ def _verdicts(rows: list[dict]) -> tuple[int, int, int, int]:
 
 
 def _line(name: str, ems: list[float], ranks: list[int | None], rounds: float, seconds: list[float]) -> str:
-    hit1, hit5, mrr = _hits(ranks)
+    hit1, hit5, mrr = hits(ranks)
     p50 = f"{statistics.median(seconds):.1f}" if seconds else "-"
     return f"| {name} | {pct(ems)} | {hit1} | {hit5} | {mrr} | {rounds:.2f} | {p50} |"
 

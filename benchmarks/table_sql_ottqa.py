@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reader", choices=["candidates", "llm"], default="candidates")
     parser.add_argument("--limit", type=int, help="first N questions of the fold only (after --skip)")
     parser.add_argument("--skip", type=int, default=0, help="leave out the fold's first N questions")
-    parser.add_argument("--out", type=Path, default=REPO / "benchmarks/results/table_sql/ottqa")
+    parser.add_argument("--out", type=Path, default=REPO / ".state/benchmarks/table_sql_ottqa")
     parser.add_argument("--engine-config", type=Path, help="engine config (default: the shipped one)")
     parser.add_argument(
         "--only",

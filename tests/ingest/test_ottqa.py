@@ -87,7 +87,7 @@ def test_streamed_and_whole_file_paths_agree(ottqa_out: Path, tmp_path: Path) ->
 def test_members_of_the_wrong_shape_or_text_are_quarantined_and_the_rest_kept(
     release: tuple[dict, dict], ottqa_out: Path, tmp_path: Path
 ) -> None:
-    """Issue 17, found by benchmarks/fuzz.py: a cell that is a number or null, a section title that is a
+    """Issue 17, found by tests/fuzz: a cell that is a number or null, a section title that is a
     list, a lone surrogate (a '\\ud800' escape, a byte that is not UTF-8) or a table index beyond 32 bits
     failed the Parquet write of the whole release (or raised AttributeError); a byte that is not UTF-8 also
     lost every member of its 1 MB read-ahead chunk, and thousands of nested '[' raised RecursionError."""

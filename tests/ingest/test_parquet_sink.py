@@ -36,7 +36,7 @@ def test_rows_that_fit_are_written_in_order(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("update", [{"line": 2**70}, {"excerpt": "cut \ud800 here"}, {"source": None}])
 def test_an_integer_beyond_its_column_a_lone_surrogate_or_a_null_is_a_value_error(update: dict) -> None:
-    """Issue 17, found by benchmarks/fuzz.py: the first two raised OverflowError and UnicodeEncodeError, which
+    """Issue 17, found by tests/fuzz: the first two raised OverflowError and UnicodeEncodeError, which
     the readers' per-record fallbacks (they catch ValueError) did not expect; a null where the schema allows
     none passed, to fail the sink's cast when the file was written, with every row of the run."""
     with pytest.raises(ValueError, match="rows for QuarantineRecord do not fit its schema"):

@@ -285,7 +285,7 @@ def test_an_entity_whose_id_is_not_a_string_is_quarantined_and_the_run_finishes(
 def test_an_entity_whose_values_do_not_fit_the_schema_is_quarantined_and_the_run_finishes(
     tmp_path: Path,
 ) -> None:
-    """Issue 17, found by benchmarks/fuzz.py: a line of the right outline holding a value of the wrong type (a
+    """Issue 17, found by tests/fuzz: a line of the right outline holding a value of the wrong type (a
     claim id that is an object, a label that is a number, a precision beyond int64) failed the Arrow
     conversion of its whole batch, and with it the run; a null where the schema allows none (a snak's
     property, a qualifier's) passed the conversion and failed the run when the file was written."""

@@ -167,7 +167,7 @@ def test_malformed_page_is_quarantined_and_its_neighbours_kept(tmp_path: Path) -
 
 
 def test_a_page_without_its_closing_or_opening_tag_costs_only_itself(tmp_path: Path) -> None:
-    """Issue 17, found by benchmarks/fuzz.py: a page that lost its '</page>' swallowed the next page (both
+    """Issue 17, found by tests/fuzz: a page that lost its '</page>' swallowed the next page (both
     quarantined as one malformed page), and a page whose '<page>' was damaged vanished without a trace."""
     xml = bz2.decompress(ENWIKI_SAMPLE.read_bytes())
     unclosed = xml.index(b"</page>", xml.index(b"<title>Albert Einstein</title>"))
@@ -206,7 +206,7 @@ def test_an_oversized_page_without_its_end_does_not_swallow_the_next_page() -> N
 
 @pytest.mark.parametrize("tag", [b"<page>", b"</page>"])
 def test_a_run_of_stray_tags_is_cut_in_linear_time(tag: bytes) -> None:
-    """Found by benchmarks/fuzz.py: 200,000 stray '</page>' (or unclosed '<page>') each rescanned the buffer
+    """Found by tests/fuzz: 200,000 stray '</page>' (or unclosed '<page>') each rescanned the buffer
     up to the next tag, and a 1.5 MB page took minutes to cut."""
     data = (
         b"<page><title>A</title><id>1</id></page>\n"
@@ -221,7 +221,7 @@ def test_a_run_of_stray_tags_is_cut_in_linear_time(tag: bytes) -> None:
 
 
 def test_an_id_holding_elements_is_a_malformed_page_not_a_shorter_id() -> None:
-    """Issue 17, found by benchmarks/fuzz.py: '<id>4<a/>36</id>' was read as page id 4."""
+    """Issue 17, found by tests/fuzz: '<id>4<a/>36</id>' was read as page id 4."""
     with pytest.raises(ValueError, match="<id> holds elements where text belongs"):
         parse_page(RawPage(0, b"<page><title>T</title><ns>0</ns><id>4<a/>36</id></page>"))
     assert parse_page(RawPage(0, b"<page><title>T</title><ns>0</ns><id>436</id></page>")).page_id == 436

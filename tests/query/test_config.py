@@ -78,7 +78,7 @@ def test_a_file_with_an_unknown_mode_names_it(tmp_path: Path) -> None:
 def test_a_bad_config_file_is_a_value_error_naming_it(
     tmp_path: Path, name: str, content: bytes, message: str
 ) -> None:
-    """Issue 17, found by benchmarks/fuzz.py: a YAML syntax error raised yaml's own ScannerError, a file
+    """Issue 17, found by tests/fuzz: a YAML syntax error raised yaml's own ScannerError, a file
     holding a list AttributeError, deeply nested arrays RecursionError, and no error named the file."""
     path = tmp_path / name
     path.write_bytes(content)

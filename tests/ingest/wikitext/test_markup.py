@@ -137,7 +137,7 @@ def test_table_header_defaults_caption_and_row_header_cells() -> None:
 
 
 def test_an_entity_naming_a_surrogate_becomes_the_replacement_character() -> None:
-    """Issue 17, found by benchmarks/fuzz.py: '&#xD800;' rendered as a lone surrogate, which no UTF-8 file
+    """Issue 17, found by tests/fuzz: '&#xD800;' rendered as a lone surrogate, which no UTF-8 file
     can hold, so the ingest failed writing the rows of the whole dump."""
     article = parse_article(1, "T", f"{LONG} Odd &#xD800; and &#56319; entities, a fine &eacute;.")
     assert _passage_texts(f"{LONG} Odd &#xD800;.") == [f"{LONG} Odd \ufffd."]

@@ -124,7 +124,7 @@ def test_odd_inputs_do_not_raise(text: str) -> None:
 
 
 def test_a_span_of_thousands_of_digits_is_clipped_not_raised() -> None:
-    """Issue 17, found by benchmarks/fuzz.py: int() refuses strings of over 4300 digits, so a 'rowspan' of
+    """Issue 17, found by tests/fuzz: int() refuses strings of over 4300 digits, so a 'rowspan' of
     5000 nines made parse_article raise, and the ingest lost the whole page."""
     table = f'{{| class="wikitable"\n! A !! B\n|-\n| rowspan="{"9" * 5000}" | x || y\n|-\n| z\n|}}'
     article = parse_article(5, "Spans", f"{GOOD_1}\n\n{table}\n\n{GOOD_3}")
@@ -136,7 +136,7 @@ def test_a_span_of_thousands_of_digits_is_clipped_not_raised() -> None:
     ("opener", "construct"), [("{{", "template"), ("{|\n|", "table"), ("[[", "link"), ("<div>", "tag")]
 )
 def test_markup_nested_deeper_than_any_wiki_renders_is_cut_there(opener: str, construct: str) -> None:
-    """Issue 17, found by benchmarks/fuzz.py: 60,000 unclosed '{{' (or 100,000 nested tables or <div>) kept
+    """Issue 17, found by tests/fuzz: 60,000 unclosed '{{' (or 100,000 nested tables or <div>) kept
     mwparserfromhell busy for minutes, one page stalling an ingest worker. The page is now parsed up to the
     opener that nests deeper than MediaWiki's expansion limit, and the cut is reported there."""
     head = f"{GOOD_1}\n\n{GOOD_2}\n\n"

@@ -1,5 +1,7 @@
-"""The fast entries of benchmarks/expected.yaml: the evaluation command on the sample index must still
-give the recorded figures (a regression in retrieval or ranking quality fails here, not in a report)."""
+"""benchmarks/expected.yaml, the regression matrix: the fast entries' commands on the sample index must still
+give the recorded figures (a regression in retrieval, ranking or a mode's answers fails here, not in a
+report), every entry's committed report must hold its figures, and every maintained benchmark in
+benchmarks/ must have an entry."""
 
 from __future__ import annotations
 
@@ -10,11 +12,20 @@ from pathlib import Path
 import pytest
 
 from query.cli.main import main
-from query.evaluation import ConfigSummary, Report, ReportMeta, read_report
+from query.evaluation import ConfigSummary, Report, ReportMeta
 from query.evaluation.expected import ExpectedEntry, ExpectedMatrix, metric_value, misses
-from tests.conftest import REPO
+from tests.conftest import REPO, load_script
 
-MATRIX = ExpectedMatrix.load(REPO / "benchmarks" / "expected.yaml")
+CHECKER = load_script(REPO / "benchmarks" / "check_expected.py")
+MATRIX = ExpectedMatrix.load(CHECKER.MATRIX)
+COMMITTED = [e for e in (*MATRIX.fast, *MATRIX.full) if e.report]
+HELPERS = {"benchmarks_common.py", "check_expected.py", "expected_figures.py", "graph_critic_sample.py"}
+GENERATORS = {"kg_questions.py", "kg_set_questions.py"}
+"""Not benchmarks: shared code, and the question sets' writers (tests/benchmarks checks their output)."""
+
+
+def _report_name(entry: ExpectedEntry) -> str:
+    return Path(entry.report).name if entry.report else "report.json"
 
 
 @pytest.mark.parametrize("entry", MATRIX.fast, ids=lambda e: e.name)
@@ -22,21 +33,51 @@ def test_fast_regression_entry(entry: ExpectedEntry, sample_index, tmp_path: Pat
     _, result = sample_index
     monkeypatch.chdir(REPO)
     argv = shlex.split(entry.command.format(sample_index=result.version_dir))
-    assert argv[:2] == ["hqa", "eval"]
-    assert main([*argv[1:], "--out", str(tmp_path)]) == 0
-    report = read_report(tmp_path / "report.json")
-    assert report.summaries[0].config == "bm25-baseline"
-    assert "hqa eval --benchmark ottqa" in report.meta.command  # the command given, not the test runner's
-    assert not misses(report, entry)
+    argv = [str(tmp_path) if word == "OUT" else word for word in argv]
+    program = CHECKER.program(entry.command)
+    if program == "hqa":
+        assert main(argv[1:]) == 0
+    else:
+        assert argv[0] == "python" and program.startswith("benchmarks/"), entry.command
+        assert load_script(REPO / program).main(argv[2:]) == 0
+    assert CHECKER.check(entry, tmp_path / _report_name(entry)) == []
 
 
-@pytest.mark.parametrize("entry", MATRIX.full, ids=lambda e: e.name)
-def test_full_entries_match_their_committed_report(entry: ExpectedEntry) -> None:
+@pytest.mark.parametrize("entry", COMMITTED, ids=lambda e: e.name)
+def test_committed_report_holds_the_entry(entry: ExpectedEntry) -> None:
     """A full run is a benchmark, but its expected figures must be the ones its committed report holds."""
-    assert entry.report, f"{entry.name}: a full entry names its committed report"
-    report = read_report(REPO / entry.report)
-    assert not misses(report, entry)
-    assert shlex.split(entry.command)[:2] == ["hqa", "eval"]
+    assert CHECKER.check(entry, REPO / entry.report) == []
+
+
+@pytest.mark.parametrize("entry", COMMITTED, ids=lambda e: e.name)
+def test_a_figure_moved_past_the_tolerance_misses(entry: ExpectedEntry) -> None:
+    """The check can fail: each expected figure moved by twice the tolerance is reported, and only it."""
+    for config, figures in entry.expected.items():
+        for metric, value in figures.items():
+            moved = {c: dict(f) for c, f in entry.expected.items()}
+            moved[config][metric] = value + 2 * entry.tolerance
+            shifted = entry.model_copy(update={"expected": moved})
+            found = CHECKER.check(shifted, REPO / entry.report)
+            assert len(found) == 1 and found[0].startswith(f"{config} {metric}: "), found
+
+
+def test_every_maintained_benchmark_has_an_entry() -> None:
+    """benchmarks/ keeps maintained benchmarks only: a script the matrix does not check is a study, and
+    goes to docs/experiments/."""
+    programs = {CHECKER.program(e.command) for e in (*MATRIX.fast, *MATRIX.full)}
+    scripts = {p.name for p in (REPO / "benchmarks").iterdir() if p.suffix in (".py", ".sh")}
+    unchecked = {s for s in scripts - HELPERS - GENERATORS if f"benchmarks/{s}" not in programs}
+    assert not unchecked, f"no expected.yaml entry runs {sorted(unchecked)}"
+    assert all((REPO / e.report).is_file() for e in COMMITTED)
+
+
+def test_a_missing_configuration_or_metric_is_a_miss() -> None:
+    entry = ExpectedEntry(
+        name="e", command="hqa eval", tolerance=0.01, expected={"a": {"em": 0.5, "f1": 0.5}}
+    )
+    assert CHECKER.misses(entry, {"a": {"em": 0.505}}) == ["a f1: not in the report"]
+    assert CHECKER.misses(entry, {}) == ["a: not in the report"]
+    assert CHECKER.misses(entry, {"a": {"em": float("nan"), "f1": 0.5}}) == ["a em: nan, expected 0.5 ± 0.01"]
 
 
 def test_a_figure_outside_the_tolerance_is_reported() -> None:
