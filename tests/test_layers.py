@@ -17,7 +17,7 @@ PACKAGES = ("schemas", "ingest", "index", "query")
 """Lower first: a package may import only the packages before it (and itself)."""
 
 ROOMS = (
-    ("text", "linear", "llm"),
+    ("lexicon", "text", "linear", "llm"),
     ("understand",),
     ("retrieve",),
     ("rerank",),
