@@ -47,6 +47,7 @@ from query.evaluation.loaders import load_benchmark  # noqa: E402
 from query.evaluation.metrics import exact_match, first_presence_rank  # noqa: E402
 from query.evaluation.readers import sample_questions  # noqa: E402
 from query.modes.graph_critic import NAME, GraphCriticSettings, cited_first  # noqa: E402
+from query.read.llm_reader import LlmReader  # noqa: E402
 
 ROUNDS = 3
 
@@ -86,12 +87,12 @@ def main(argv: list[str] | None = None) -> int:
     config = base.model_copy(update={"modes": [NAME, "retrieve-read"], "graph_critic": critic})
     args.out.mkdir(parents=True, exist_ok=True)
     with Engine.open(args.index, config) as engine:
-        if engine.llm_reader is None:
+        if not isinstance(engine.pipeline.reader, LlmReader):
             raise SystemExit("the engine config reads with candidates: this benchmark needs the LLM reader")
         mode = next(m for m in engine.router.modes if m.name == NAME)
         path = args.out / "rounds.jsonl"
         done = resumed_rows(path, report, "graph-critic with the LLM", lambda q: _question(engine, mode, q))
-        version, reader = engine.index_version, engine.llm_reader.llm.name
+        version, reader = engine.index_version, engine.pipeline.reader.llm.name
     rows = [done[q.id] for q in report]
     meta = {"floor": floor, "tune_accuracy": tune_accuracy, "tune": len(tune)}
     meta |= {"version": version, "reader": reader}
@@ -109,8 +110,9 @@ def _question(engine, mode, q) -> dict:
     golds = q.answer_texts()
     started = time.perf_counter()
     understanding = engine.understand(q.question)
-    staged = engine.run(q.question, understanding)
-    single = engine.result(staged, engine.read(staged))
+    pipeline = engine.pipeline
+    staged = pipeline.run(understanding)
+    single = pipeline.result(staged, pipeline.read(staged))
     single_s = time.perf_counter() - started
     texts = {e.evidence_id: e.text for e in single.evidence}
     ranked = [e.evidence_id for e in single.evidence]
@@ -121,7 +123,7 @@ def _question(engine, mode, q) -> dict:
     routed_s = time.perf_counter() - started
     rounds = []
     for r in routed.refinement:
-        by_id = {row.evidence_id: row.text for row in engine.store.get(r.top)} if r.top else {}
+        by_id = {row.evidence_id: row.text for row in pipeline.store.get(r.top)} if r.top else {}
         said = "" if r.answer == "unknown" else r.answer
         rounds.append(
             {

@@ -107,10 +107,10 @@ def main() -> int:
     hqa = HqaSettings()
     config = EngineConfig.load(args.engine_config, reader="candidates")
     questions = load_benchmark(args.benchmark, args.questions, args.limit)
-    with Engine.open(args.index, config, hqa) as engine:
+    with Engine.open(args.index, config, state_dir=hqa.state_dir) as engine:
         prompts = []
         for q in questions:
-            staged = engine.run(q.question)
+            staged = engine.pipeline.run(engine.understand(q.question))
             rows = [staged.rows[e] for e in staged.rankings["final"]]
             prompts.append(messages(q.question, rows[: config.llm_reader.evidence], config.llm_reader))
     settings = config.llm.model_copy(update={"backend": args.model}).in_state_dir(hqa.state_dir)

@@ -115,7 +115,9 @@ def main() -> None:
     first_seconds = run_command(dag, env, REPO)
     questions = [json.loads(line)["question"] for line in QUESTIONS.read_text().splitlines() if line.strip()]
 
-    engine = LiveEngine(settings.index_dir, EngineConfig.load(None, reader="candidates"), settings)
+    engine = LiveEngine(
+        settings.index_dir, EngineConfig.load(None, reader="candidates"), state_dir=settings.state_dir
+    )
     answering = Answering(engine, questions, args.threads)
     answering.start()
     rebuilds = []

@@ -1,16 +1,14 @@
-"""Small text helpers the query stages share: tokens, content words, stopwords."""
+"""Small text helpers the query stages share: folding, tokens, and the words a search matches on."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
 
-_STOPWORD_TEXT = """a an the of in on at to for from by with and or but is are was were be been being
-has have had do does did what which who whom whose when where why how that this these those it its as into
-than then there their they he she his her him i you we our your not no yes if so such also can could would
-should will shall may might must about over under after before during since until between among per via
-many much more most some any each other all both either neither one ones name named called"""
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+from query.lexicon import SEARCH_STOPWORDS
+
+# moved: query.lexicon.SEARCH_STOPWORDS; kept for query/modes/table_sql.py until the lead's refactor lands
+STOPWORDS = SEARCH_STOPWORDS
 
 _TOKEN = re.compile(r"[0-9]+(?:[.,][0-9]+)*|[^\W\d_]+", re.UNICODE)
 
@@ -33,6 +31,13 @@ def tokens(text: str) -> list[str]:
     return _TOKEN.findall(fold(text))
 
 
-def content_words(text: str) -> list[str]:
-    """Tokens that carry meaning: no stopwords, no one-letter words."""
-    return [t for t in tokens(text) if t not in STOPWORDS and (len(t) > 1 or t.isdigit())]
+def search_words(text: str) -> list[str]:
+    """Folded tokens a search matches question and evidence on: no stopwords, no one-letter words, but
+    numbers kept ("2015", "5"). Not ``query.understand.tokens.content_words``, which keeps a phrase's
+    words as the alias index normalizes them, for relation and property matching."""
+    return [t for t in tokens(text) if t not in SEARCH_STOPWORDS and (len(t) > 1 or t.isdigit())]
+
+
+# moved: query.text.search_words (renamed); kept for query/modes/graph_critic.py and
+# query/read/llm_reader.py until the lead's refactor lands
+content_words = search_words

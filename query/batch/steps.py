@@ -14,16 +14,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from index.versions import VersionStore, resolve_index_dir
-from query.batch.jobs import (
-    DEFAULT_MAX_FAILURE_RATE,
-    ChunkJob,
-    ChunkResult,
-    answer_chunk,
-    combine_parts,
-    existing_part,
-    parts_dir_for,
-    plan_chunks,
-)
+from query.batch.answer import ChunkResult, answer_chunk, existing_part
+from query.batch.combine import DEFAULT_MAX_FAILURE_RATE, combine_parts
+from query.batch.plan import ChunkJob, parts_dir_for, plan_chunks
 from schemas.settings import HqaSettings
 
 Json = dict[str, Any]

@@ -100,7 +100,8 @@ def cmd_ask(args: argparse.Namespace, settings: HqaSettings) -> int:
 
 
 def cmd_answer(args: argparse.Namespace, settings: HqaSettings) -> int:
-    from query.batch.jobs import AnsweringFailed, answer_file
+    from query.batch.combine import AnsweringFailed
+    from query.batch.jobs import answer_file
 
     try:
         summary = answer_file(

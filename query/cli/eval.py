@@ -76,20 +76,13 @@ def cmd_eval(args: argparse.Namespace, settings: HqaSettings) -> int:
     from query.cli.ask import engine_config
     from query.engine import Engine
     from query.evaluation.baseline import PlainBm25
+    from query.evaluation.crossfit import fit_answer_scorer, fit_ranker
     from query.evaluation.loaders import load_benchmark
+    from query.evaluation.passes import BASELINE
     from query.evaluation.report import ReportMeta, write_report
     from query.evaluation.routing import route_evals, route_summaries
-    from query.evaluation.runner import (
-        BASELINE,
-        EvalSettings,
-        Evaluator,
-        fit_answer_scorer,
-        fit_ranker,
-        load_traces,
-        rerank_all,
-        run_ablation_passes,
-        save_traces,
-    )
+    from query.evaluation.runner import EvalSettings, Evaluator, rerank_all, run_ablation_passes
+    from query.evaluation.traces import load_traces, save_traces
 
     started_at, started = datetime.now(UTC), time.perf_counter()
     questions = load_benchmark(args.benchmark, args.questions, args.limit)

@@ -31,7 +31,8 @@ from query.evaluation.metrics import (
     summarize,
     token_f1,
 )
-from query.evaluation.runner import Evaluator, Trace
+from query.evaluation.runner import Evaluator
+from query.evaluation.traces import Trace
 from query.llm.chat import Llm
 from query.read.base import Reader
 from query.read.llm_reader import LlmReader

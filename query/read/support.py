@@ -13,38 +13,13 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from query.lexicon import MONTH_ALTERNATION, NUMBER_WORDS
 from query.text import fold
+from schemas.calendar import MONTH_NUMBERS
 
 _NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\d])")
 _LEADING_NUMBER = re.compile(r"^\s*([+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(?:\s*(.*))?$")
-_NUMBER_WORDS = [
-    "zero",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "eleven",
-    "twelve",
-    "thirteen",
-    "fourteen",
-    "fifteen",
-    "sixteen",
-    "seventeen",
-    "eighteen",
-    "nineteen",
-    "twenty",
-]
-_MONTHS = [
-    "january", "february", "march", "april", "may", "june",
-    "july", "august", "september", "october", "november", "december",
-]  # fmt: skip
-_MONTH = r"(January|February|March|April|May|June|July|August|September|October|November|December)"
+_MONTH = f"({MONTH_ALTERNATION})"
 _DATES = (
     (re.compile(rf"\b(\d{{1,2}}) {_MONTH},? (\d{{4}})\b", re.I), ("d", "m", "y")),
     (re.compile(rf"\b{_MONTH} (\d{{1,2}}),? (\d{{4}})\b", re.I), ("m", "d", "y")),
@@ -113,8 +88,8 @@ def _number_form(answer: str, text: str) -> tuple[str, str | None] | None:
     m = _LEADING_NUMBER.match(answer)
     if m is None:
         word = fold(answer).strip()
-        if word in _NUMBER_WORDS:  # "three" → the row's "3"
-            value = float(_NUMBER_WORDS.index(word))
+        if word in NUMBER_WORDS:  # "three" → the row's "3"
+            value = float(NUMBER_WORDS.index(word))
             hit = next((n for n in _numbers(text) if n[1] == value), None)
             return (hit[0], None) if hit else None
         return None
@@ -129,8 +104,8 @@ def _number_form(answer: str, text: str) -> tuple[str, str | None] | None:
         if suffix and rest is None:  # "7" → the row's "7th"
             return form + suffix.group(0), None
         return form, rest
-    if rest is None and value is not None and value.is_integer() and 0 <= value < len(_NUMBER_WORDS):
-        word = _NUMBER_WORDS[int(value)]
+    if rest is None and value is not None and value.is_integer() and 0 <= value < len(NUMBER_WORDS):
+        word = NUMBER_WORDS[int(value)]
         hit = re.search(rf"(?<!\w){word}(?!\w)", fold(text))
         if hit:  # "3" → the row's "three"
             return _span(text, hit.start(), hit.end(), word), None
@@ -142,7 +117,7 @@ def _dates(text: str) -> list[tuple[tuple[int, int, int], str]]:
     for pattern, order in _DATES:
         for m in pattern.finditer(text):
             parts = dict(zip(order, m.groups(), strict=True))
-            month = int(parts["mn"]) if "mn" in parts else _MONTHS.index(parts["m"].lower()) + 1
+            month = int(parts["mn"]) if "mn" in parts else MONTH_NUMBERS[parts["m"].lower()]
             found.append(((int(parts["y"]), month, int(parts["d"])), m.group(0)))
     return found
 

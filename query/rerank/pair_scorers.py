@@ -28,20 +28,13 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from index.embedder import MODELS, Embedder, EmbedderSettings
+from query.lexicon import MAXSIM_STOPWORDS
 from query.registry import Registry
 
 if TYPE_CHECKING:
     from sentence_transformers import CrossEncoder
 
 log = logging.getLogger(__name__)
-
-# Function words that carry no topic: left in, their MaxSim matches any text and flattens the
-# ranking. Wh-words that name the answer type (who, when, where, how, many) are kept on purpose.
-QUERY_STOPWORDS: frozenset[str] = frozenset(
-    """a an the of in on at to for from by with as and or is are was were be been being am do does
-    did has have had what which that this these those it its there their his her they he she
-    whose whom into about""".split()  # noqa: SIM905 - a word list reads better as words
-)
 
 # Score of a text with no tokens at all: below any real cosine maximum, so it ranks last.
 EMPTY_TEXT_SCORE = -1.0
@@ -75,7 +68,7 @@ class LateInteractionSettings(BaseModel):
     batch_size: int = Field(32, gt=0)
     cache_size: int = Field(5000, ge=0, description="doc encodings kept (LRU, ~80 KB each); 0 = no cache")
     skip_query_tokens: bool = Field(
-        True, description="drop punctuation and QUERY_STOPWORDS from the question"
+        True, description="drop punctuation and MAXSIM_STOPWORDS from the question"
     )
 
 
@@ -99,7 +92,7 @@ def select_query_tokens(tokens: list[str], special: list[int], skip: bool = True
         whole_word = not token.startswith("##") and not (
             i + 1 < len(tokens) and tokens[i + 1].startswith("##")
         )
-        if _is_punctuation(token) or (whole_word and token in QUERY_STOPWORDS):
+        if _is_punctuation(token) or (whole_word and token in MAXSIM_STOPWORDS):
             continue
         kept.append(i)
     return kept or content

@@ -27,7 +27,7 @@ from query.linear import LinearModel
 from query.retrieve.base import RETRIEVER_NAMES
 from query.retrieve.evidence_store import EvidenceRow
 from query.retrieve.retrievers import FusedPool
-from query.text import content_words
+from query.text import search_words
 from schemas.evidence import SOURCE_TYPES
 from schemas.query import Intent, LinkedMention
 
@@ -102,7 +102,7 @@ class FeatureContext:
                 pages.add(cand.page_title or cand.entity_id)
         return cls(
             intent=intent,
-            keywords=set(intent.keywords) or set(content_words(intent.question)),
+            keywords=set(intent.keywords) or set(search_words(intent.question)),
             entity_scores=entity_scores,
             linked_pages=pages,
             properties={p.property: p.score for p in intent.properties},
@@ -120,8 +120,8 @@ def features(rows: list[EvidenceRow], pool: FusedPool, dense: np.ndarray, ctx: F
     n_keywords = max(len(ctx.keywords), 1)
     for i, row in enumerate(rows):
         scores = pool.scores[row.evidence_id]
-        words = set(content_words(row.text))
-        title_words = set(content_words(row.title))
+        words = set(search_words(row.text))
+        title_words = set(search_words(row.title))
         out[i, col["rrf"]] = pool.fused[row.evidence_id]
         out[i, col["bm25"]] = scores.get("bm25", 0.0) / bm25_max
         out[i, col["dense"]] = dense[i]

@@ -15,21 +15,12 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from query.lexicon import EMPTY_CELLS, MONTH_GROUP, SCALE_WORDS
+from schemas.calendar import MONTH_NUMBERS
+
 ColumnType = Literal["number", "date", "text"]
 
 _MINUS = "\u2212\u2013\u2014\\-"  # minus, en dash, em dash, hyphen (escaped for a class)
-_SCALES = {
-    "thousand": 1e3,
-    "k": 1e3,
-    "million": 1e6,
-    "mil": 1e6,
-    "m": 1e6,
-    "mn": 1e6,
-    "billion": 1e9,
-    "bn": 1e9,
-    "b": 1e9,
-    "trillion": 1e12,
-}
 _NUMBER = re.compile(
     r"^\s*(?:(?:approx\.?|about|c\.|ca\.|~|≈|est\.?)\s*)?"  # hedges before the figure
     r"(?P<sign>[" + _MINUS + r"+])?\s*"
@@ -46,23 +37,12 @@ _RANK = re.compile(
 _TIME = re.compile(r"^\s*(?:(?P<h>\d+):)?(?P<m>\d{1,2}):(?P<s>\d{2}(?:\.\d+)?)\s*$")
 _SEASON = re.compile(r"^\s*(?P<year>1[5-9]\d\d|20\d\d)\s*[" + _MINUS + r"/]\s*(?:\d{2}|\d{4})\s*$")
 _YEAR = re.compile(r"^\s*(?P<year>1[0-9]\d\d|20\d\d)\s*(?:\(.*\)|\[.*\])?\s*$")
-_MONTHS = {
-    m: i + 1
-    for i, m in enumerate(
-        ["january", "february", "march", "april", "may", "june",
-         "july", "august", "september", "october", "november", "december"]
-    )
-}  # fmt: skip
-_MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
-_MONTHS["sept"] = 9
-_MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _DATES = (
-    re.compile(r"^\s*(?P<day>\d{1,2})\s+" + _MONTH + r",?\s+(?P<year>\d{4})\b", re.I),
-    re.compile(r"^\s*" + _MONTH + r"\s+(?P<day>\d{1,2})\s*,?\s+(?P<year>\d{4})\b", re.I),
+    re.compile(r"^\s*(?P<day>\d{1,2})\s+" + MONTH_GROUP + r",?\s+(?P<year>\d{4})\b", re.I),
+    re.compile(r"^\s*" + MONTH_GROUP + r"\s+(?P<day>\d{1,2})\s*,?\s+(?P<year>\d{4})\b", re.I),
     re.compile(r"^\s*(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})\b"),
-    re.compile(r"^\s*" + _MONTH + r"\s+(?P<year>\d{4})\s*$", re.I),
+    re.compile(r"^\s*" + MONTH_GROUP + r"\s+(?P<year>\d{4})\s*$", re.I),
 )
-_EMPTY = frozenset({"", "-", "\u2014", "\u2013", "n/a", "na", "none", "?", "tba", "tbd"})
 _UNIT_REST = re.compile(r"^\s*(?:%|percent|[a-zA-Zµ°²³/.\s]{1,20})?\s*(?:\(.*\)|\[.*\])?\s*$")
 
 NUMBER_SHARE = 0.7
@@ -90,7 +70,7 @@ def without_marks(text: str) -> str:
 
 
 def is_empty(text: str) -> bool:
-    return text.strip().casefold() in _EMPTY
+    return text.strip().casefold() in EMPTY_CELLS
 
 
 def read_cell(text: str) -> CellValue:
@@ -102,7 +82,7 @@ def read_cell(text: str) -> CellValue:
         match = pattern.match(stripped)
         if match:
             month = match["month"]
-            number = int(month) if month.isdigit() else _MONTHS[month.casefold().rstrip(".")]
+            number = int(month) if month.isdigit() else MONTH_NUMBERS[month.casefold().rstrip(".")]
             day = int(match["day"]) if "day" in match.groupdict() and match["day"] else 1
             try:
                 value = dt.date(int(match["year"]), number, day)
@@ -129,7 +109,7 @@ def read_cell(text: str) -> CellValue:
     if len(scale) == 1 and not match["currency"]:
         scale = ""  # "3 m" is three metres; "$3m" is three million
     if scale:
-        value *= _SCALES[scale]
+        value *= SCALE_WORDS[scale]
     if match["sign"] and match["sign"] != "+":
         value = -value
     return CellValue(number=value, kind="number")

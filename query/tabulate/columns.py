@@ -14,36 +14,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from query.lexicon import (
+    BETTER,
+    HEADER_ABBREVIATIONS,
+    HEADER_SYNONYMS,
+    PLACING_HEADER_WORDS,
+    SEARCH_STOPWORDS,
+)
 from query.tabulate.frame import Column, QuestionTable
-from query.text import STOPWORDS, tokens
+from query.text import tokens
 from query.understand.table_ops import Direction, TableOp
-
-ABBREVIATIONS = {
-    "pts": "points", "pt": "points", "gp": "games", "apps": "appearances", "app": "appearances",
-    "gls": "goals", "w": "wins", "l": "losses", "d": "draws", "t": "ties", "pos": "position",
-    "no": "number", "pop": "population", "att": "attendance", "avg": "average", "pct": "percentage",
-    "yds": "yards", "td": "touchdowns", "tds": "touchdowns", "ht": "height", "wt": "weight",
-    "min": "minutes", "mins": "minutes", "sec": "seconds", "km2": "area", "sq": "area",
-    "rk": "rank", "gf": "goals", "ga": "goals", "pld": "played", "mp": "matches", "g": "goals",
-    "a": "assists", "reb": "rebounds", "ast": "assists", "yr": "year", "yrs": "years",
-}  # fmt: skip
-SYNONYMS = {
-    "team": ("club", "franchise", "side", "school"),
-    "club": ("team",),
-    "player": ("name", "athlete"),
-    "athlete": ("name", "player"),
-    "nation": ("country", "nationality", "team"),
-    "country": ("nation", "nationality"),
-    "person": ("name",),
-    "city": ("location", "town"),
-    "film": ("title", "movie"),
-    "song": ("title", "single"),
-    "album": ("title",),
-    "celebrity": ("name", "contestant"),
-    "wins": ("won", "win", "w"),
-    "finishes": ("top",),
-    "born": ("birth", "date of birth", "dob"),
-}
 
 
 @dataclass(frozen=True)
@@ -62,18 +42,18 @@ def header_words(header: str) -> set[str]:
     out = set()
     for token in tokens(header):
         out.add(_stem(token))
-        if token in ABBREVIATIONS:
-            out.add(_stem(ABBREVIATIONS[token]))
+        if token in HEADER_ABBREVIATIONS:
+            out.add(_stem(HEADER_ABBREVIATIONS[token]))
     return out
 
 
 def _question_words(words: tuple[str, ...]) -> set[str]:
     out = set()
     for word in words:
-        if word in STOPWORDS:
+        if word in SEARCH_STOPWORDS:
             continue
         out.add(_stem(word))
-        out.update(_stem(s) for s in SYNONYMS.get(word, ()))
+        out.update(_stem(s) for s in HEADER_SYNONYMS.get(word, ()))
     return out
 
 
@@ -86,15 +66,6 @@ def _tenure_for_age(op: TableOp, column: Column, shared: tuple[str, ...]) -> boo
     """A "Years" column ("2007-2010": years at the club) matched only by the "year" an "oldest" or
     "youngest" implies: a span of time at something, not when the row's subject was born or founded."""
     return "born" in op.implied and shared == ("year",) and "years" in tokens(column.header)
-
-
-PLACE_WORDS = frozenset(
-    {"rank", "ranking", "seed", "seeding", "position", "place", "placing", "finish", "pick"}
-)
-"""Header words of a column where 1 is the best: the best or top seed is the smallest number."""
-BETTER: dict[str, Direction] = {"best": "min", "top": "min", "worst": "max"}
-"""Cues that say better or worse, not larger or smaller: over a place column they rank the other way
-round ("the best seed" is seed 1; "the lowest rank" keeps its literal, smallest-number reading)."""
 
 
 def measure_column(table: QuestionTable, op: TableOp) -> MeasureChoice | None:
@@ -115,7 +86,7 @@ def measure_column(table: QuestionTable, op: TableOp) -> MeasureChoice | None:
     column = best[2]
     dated = column.type == "date" or _looks_like_years(table, column)
     direction = (op.date_direction or op.direction) if dated else op.direction
-    if op.cue in BETTER and header_words(column.header) & PLACE_WORDS:
+    if op.cue in BETTER and header_words(column.header) & PLACING_HEADER_WORDS:
         direction = BETTER[op.cue]
     return MeasureChoice(column=column, direction=direction, matched=best[3])
 

@@ -29,18 +29,22 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from query.lexicon import (
+    CELL_NAME_PARTICLES,
+    INTERVAL_WORDS,
+    RANGE_MARKS,
+    SEARCH_STOPWORDS,
+    TIME_HEADER_WORDS,
+)
 from query.tabulate.columns import header_words
 from query.tabulate.frame import ROW_COLUMN, QuestionTable
-from query.text import STOPWORDS, fold
+from query.text import fold
 
 MAX_CATEGORIES = 12
 """A text column with more distinct values than this is a name or a title, not a category."""
 MIN_VALUE_CHARS = 3
 MAX_MENTION_SHARE = 0.5
 """A name held by more than this share of a column's rows describes the table, not a condition."""
-_NAME_PARTICLES = frozenset(
-    ["de", "del", "della", "la", "le", "of", "da", "di", "do", "dos", "das", "du", "van", "von", "der", "den"]
-)
 _EDGE_PUNCTUATION = ',;:?!()[]"“”'
 
 
@@ -119,7 +123,7 @@ def year_filters(
     for column in table.columns:
         if column.name in exclude or column.name in table.derived:
             continue
-        if column.type != "date" and not header_words(column.header) & _TIME_HEADERS:
+        if column.type != "date" and not header_words(column.header) & TIME_HEADER_WORDS:
             continue
         cells = {r.row_index: table.cell_text(r.row_index, column.name) for r in table.rows}
         hits = {y: {i for i, cell in cells.items() if _holds_year(cell, y)} for y in years}
@@ -130,11 +134,7 @@ def year_filters(
     return found
 
 
-_TIME_HEADERS = frozenset(["year", "season", "date", "released", "release", "aired", "held", "edition"])
-"""Header words (``header_words`` drops a plural -s: "Years" is "year") of a column a year can condition."""
 _YEAR = re.compile(r"1[5-9]\d\d|20\d\d")
-_INTERVAL = frozenset(["since", "before", "after", "until", "till", "between", "from", "by"])
-_RANGE_WORDS = ("-", "\u2013", "to")
 
 
 def _years(question: str) -> list[str]:
@@ -148,10 +148,10 @@ def _years(question: str) -> list[str]:
 
     found: list[str] = []
     for at, word in enumerate(words):
-        if not year(at) or (at and fold(words[at - 1]) in _INTERVAL):
+        if not year(at) or (at and fold(words[at - 1]) in INTERVAL_WORDS):
             continue
-        if (at + 1 < len(words) and words[at + 1] in _RANGE_WORDS and year(at + 2)) or (
-            at and words[at - 1] in (*_RANGE_WORDS, "and") and year(at - 2)
+        if (at + 1 < len(words) and words[at + 1] in RANGE_MARKS and year(at + 2)) or (
+            at and words[at - 1] in (*RANGE_MARKS, "and") and year(at - 2)
         ):
             continue  # "1988 - 2013", "1988 to 2013", "between 1988 and 2013": an interval
         if word not in found:
@@ -174,12 +174,12 @@ def _names(question: str) -> dict[str, str]:
         word = token.strip(_EDGE_PUNCTUATION)
         if word.endswith(".") and word.count(".") == 1:  # a sentence's full stop, not "A.F.C."
             word = word[:-1]
-        if word[:1].isupper() and fold(word) not in STOPWORDS:
+        if word[:1].isupper() and fold(word) not in SEARCH_STOPWORDS:
             run += [*particles, word]
             particles = []
             if word == token:
                 continue
-        elif run and word in _NAME_PARTICLES and word == token:
+        elif run and word in CELL_NAME_PARTICLES and word == token:
             particles.append(word)
             continue
         if run and len(written := " ".join(run)) >= MIN_VALUE_CHARS:
@@ -189,7 +189,7 @@ def _names(question: str) -> dict[str, str]:
 
 
 def _named(value: str, asked: str) -> bool:
-    if len(value) < MIN_VALUE_CHARS or value in STOPWORDS or value.isdigit():
+    if len(value) < MIN_VALUE_CHARS or value in SEARCH_STOPWORDS or value.isdigit():
         return False
     return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", asked) is not None
 

@@ -19,16 +19,19 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from query.understand.table_ops import Direction
+from query import lexicon
+from query.lexicon import SET_MAX_WORDS, SET_MIN_WORDS, SET_ORDINALS, SET_SCALE_WORDS, Direction
 
-_NUMBER = r"(?P<num>\d[\d,]*(?:\.\d+)?)\s*(?P<scale>million|thousand|billion)?"
+# moved: query.lexicon.ANY_CLASS; kept for query/modes/entity_sets.py until the lead's refactor lands
+ANY_CLASS = lexicon.ANY_CLASS
+
+_NUMBER = r"(?P<num>\d[\d,]*(?:\.\d+)?)\s*(?P<scale>" + "|".join(SET_SCALE_WORDS) + r")?"
 _CMP = r"(?P<cmp>more than|over|above|at least|fewer than|less than|under|below|at most)"
 _MEASURE = r"(?P<measure>[\w\-]+(?: [\w\-]+){0,3}?)"
 """At most four words ("population", "total area"): a longer tail is a condition these shapes cannot
 read ("the population of the nations that competed in 1908"), so the question does not match."""
-_ORD = r"(?:(?P<ord>second|third|fourth|fifth|2nd|3rd|4th|5th) )?"
-_SUP = _ORD + r"(?P<sup>most|largest|highest|biggest|greatest|smallest|lowest|fewest|least)"
-_ORDINALS = {"second": 2, "third": 3, "fourth": 4, "fifth": 5, "2nd": 2, "3rd": 3, "4th": 4, "5th": 5}
+_ORD = r"(?:(?P<ord>" + "|".join(SET_ORDINALS) + r") )?"
+_SUP = _ORD + r"(?P<sup>" + "|".join(sorted(SET_MAX_WORDS | SET_MIN_WORDS)) + r")"
 AGGREGATE = re.compile(
     r"^what is the (?P<agg>total|combined|average|mean|median|variance|standard deviation) (?:of (?:the )?)?"
     + _MEASURE
@@ -105,10 +108,6 @@ _OPERATORS = {
     "more than": ">", "over": ">", "above": ">", "at least": ">=",
     "fewer than": "<", "less than": "<", "under": "<", "below": "<", "at most": "<=",
 }  # fmt: skip
-_SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
-_MAX = frozenset({"most", "largest", "highest", "biggest", "greatest"})
-ANY_CLASS = frozenset({"place", "entity", "item", "thing", "one", "location", "site"})
-"""Nouns that name no class: "the Chilean places" is every entity in Chile."""
 
 
 SetKind = Literal[
@@ -158,7 +157,7 @@ def _split_list(text: str) -> tuple[str, ...]:
 
 
 def _k(match: re.Match[str]) -> int:
-    return _ORDINALS.get((match["ord"] or "").casefold(), 1)
+    return SET_ORDINALS.get((match["ord"] or "").casefold(), 1)
 
 
 def set_readings(question: str) -> list[SetQuestion]:
@@ -171,7 +170,7 @@ def set_readings(question: str) -> list[SetQuestion]:
     readings = []
     if (m := GROUP.match(text)) is not None:
         noun, modifiers = _split_set(m["set"])
-        direction: Direction = "max" if m["sup"].casefold() in _MAX else "min"
+        direction: Direction = "max" if m["sup"].casefold() in SET_MAX_WORDS else "min"
         readings.append(SetQuestion(kind="group", noun=noun, modifiers=modifiers, members=(),
                                     measure="country", direction=direction, k=_k(m)))  # fmt: skip
     if (asked := _statistics(text) or _arithmetic(text)) is not None:
@@ -188,7 +187,7 @@ def set_question(question: str) -> SetQuestion | None:
 def _arithmetic(text: str) -> SetQuestion | None:
     if (m := COUNT.match(text) or COUNT_OF.match(text)) is not None:
         noun, modifiers = _split_set(m["set"])
-        threshold = float(m["num"].replace(",", "")) * _SCALES.get((m["scale"] or "").casefold(), 1.0)
+        threshold = float(m["num"].replace(",", "")) * SET_SCALE_WORDS.get((m["scale"] or "").casefold(), 1.0)
         return SetQuestion(
             kind="count", noun=noun, modifiers=modifiers, members=(), measure=m["measure"].strip(),
             operator=_OPERATORS[m["cmp"].casefold()], threshold=threshold,
@@ -200,12 +199,12 @@ def _arithmetic(text: str) -> SetQuestion | None:
     if (m := LIST.match(text)) is not None:
         members = _split_list(m["list"])
         if len(members) >= 2:
-            direction: Direction = "max" if m["sup"].casefold() in _MAX else "min"
+            direction: Direction = "max" if m["sup"].casefold() in SET_MAX_WORDS else "min"
             return SetQuestion(kind="superlative", noun=None, modifiers=(), members=members,
                                measure=m["measure"].strip(), direction=direction, k=_k(m))  # fmt: skip
     if (m := SUPERLATIVE.match(text)) is not None:
         noun, modifiers = _split_set(m["set"])
-        direction = "max" if m["sup"].casefold() in _MAX else "min"
+        direction = "max" if m["sup"].casefold() in SET_MAX_WORDS else "min"
         return SetQuestion(kind="superlative", noun=noun, modifiers=modifiers, members=(),
                            measure=m["measure"].strip(), direction=direction, k=_k(m))  # fmt: skip
     return None

@@ -27,8 +27,9 @@ import pyarrow.parquet as pq
 from index import layout
 from index.aliases import AliasHit, AliasIndex, normalize_mention
 from index.reader import IndexReader
-from query.understand.properties import content_words, stem
+from query.understand.properties import stem
 from query.understand.settings import LinkingSettings
+from query.understand.tokens import content_words
 from schemas.query import EntityCandidate, LinkedMention, Mention
 
 CONTEXT_WORDS = 3

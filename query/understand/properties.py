@@ -21,50 +21,19 @@ from pathlib import Path
 
 from index.aliases import normalize_mention
 from ingest.wikidata.properties import read_bundled_properties
+from query.lexicon import IRREGULAR_STEMS, VERB_CUES
+from query.understand.tokens import content_words, singular
 from schemas.query import AnswerType, PropertyMatch
 
-
-def word_set(text: str) -> frozenset[str]:
-    """A word list written as one string, so it reads as prose rather than a column of quotes."""
-    return frozenset(text.split())
-
-
-STOPWORDS = word_set(
-    """
-    a about above after again against all also am among an and any are aren as at be because been before
-    being below between both but by can could d did do does doing don down during each either else ever
-    few for from further had has have having he her here hers herself him himself his how i if in into is
-    isn it its itself just least less ll m many may me might more most much must my myself neither no nor
-    not now o of off on once one only or other our ours ourselves out over own per re s same shall she
-    should so some such t than that the their theirs them themselves then there these they this those
-    through thus to too under until up upon us ve very via was we were what whatever when where whether
-    which while who whom whose why will with within without would y yet you your yours yourself
-    currently still ever often already
-    """
-)
-"""Function words: never part of a relation phrase, a mention's first or last word, or a keyword."""
-
-
-_IRREGULAR = {
-    "born": "born",
-    "died": "die",
-    "dies": "die",
-    "wrote": "writ",
-    "written": "writ",
-    "married": "marry",
-}
 _DOUBLED = re.compile(r"([bdfgkmnprt])\1$")
 
 
 def stem(word: str) -> str:
     """A light English stemmer (plural, -ed, -ing, final e), so 'directed' and 'directing' meet."""
     w = word.lower()
-    if w in _IRREGULAR:
-        return _IRREGULAR[w]
-    if len(w) > 4 and w.endswith("ies"):
-        w = w[:-3] + "y"
-    elif len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        w = w[:-1]
+    if w in IRREGULAR_STEMS:
+        return IRREGULAR_STEMS[w]
+    w = singular(w)
     if len(w) > 5 and w.endswith("ing"):
         w = _DOUBLED.sub(r"\1", w[:-3])
     elif len(w) > 4 and w.endswith("ed"):
@@ -73,63 +42,6 @@ def stem(word: str) -> str:
         w = w[:-1]
     return w
 
-
-def content_words(text: str) -> list[str]:
-    """The normalized words of ``text`` that are not stopwords, in order."""
-    return [w for w in normalize_mention(text).split() if w not in STOPWORDS]
-
-
-VERB_CUES: dict[str, tuple[str, ...]] = {
-    "born": ("date of birth", "place of birth"),
-    "birth": ("date of birth", "place of birth"),
-    "died": ("date of death", "place of death", "cause of death"),
-    "death": ("date of death", "place of death", "cause of death"),
-    "direct": ("director",),
-    "write": ("author", "screenwriter"),
-    "written": ("author", "screenwriter"),
-    "wrote": ("author", "screenwriter"),
-    "found": ("inception", "founded by"),
-    "establish": ("inception",),
-    "create": ("creator", "inception"),
-    "compose": ("composer",),
-    "produce": ("producer",),
-    "star": ("cast member",),
-    "play": ("cast member", "member of sports team"),
-    "marry": ("spouse",),
-    "married": ("spouse",),
-    "own": ("owned by",),
-    "locate": ("location", "located in the administrative territorial entity"),
-    "live": ("residence", "population"),
-    "resident": ("population",),
-    "inhabitant": ("population",),
-    "capital": ("capital",),
-    "population": ("population",),
-    "coach": ("head coach",),
-    "manage": ("manager",),
-    "publish": ("publisher", "publication date"),
-    "release": ("publication date",),
-    "design": ("designer",),
-    "build": ("inception", "architect"),
-    "built": ("inception", "architect"),
-    "open": ("date of official opening",),
-    "win": ("winner", "award received"),
-    "won": ("winner", "award received"),
-    "award": ("award received",),
-    "educate": ("educated at",),
-    "study": ("educated at",),
-    "graduate": ("educated at",),
-    "attend": ("educated at",),
-    "member": ("member of",),
-    "sing": ("performer",),
-    "sung": ("performer",),
-    "perform": ("performer",),
-    "nickname": ("nickname",),
-    "height": ("height",),
-    "tall": ("height",),
-    "area": ("area",),
-    "elevation": ("elevation above sea level",),
-}
-"""Question words -> labels of the properties they usually stand for."""
 
 _CUES: dict[str, tuple[str, ...]] = {}
 for _word, _labels in VERB_CUES.items():

@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from index.graph import GraphIndex, RelationCount
-from query.understand.properties import content_words, cue_stems, stem
+from query.understand.properties import cue_stems, stem
+from query.understand.tokens import content_words
 
 
 @dataclass(frozen=True)

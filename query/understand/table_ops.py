@@ -14,43 +14,27 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from query.text import STOPWORDS
+from query.lexicon import (
+    AUXILIARIES,
+    DETERMINERS,
+    IMPLIED,
+    MAX_WORDS,
+    MEASURE_STOP,
+    MIN_WORDS,
+    NOT_RANKING,
+    ORDINALS,
+    PREPOSITIONS,
+    QUANTITY_NOUNS,
+    RECENT_WORDS,
+    SEARCH_STOPWORDS,
+    TARGET_SKIP,
+    TIME_NOUNS,
+    VALUE_NOUNS,
+    Direction,
+)
 
 OpKind = Literal["superlative", "position", "count"]
-Direction = Literal["max", "min"]
-
-ORDINALS = {
-    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
-    "eighth": 8, "ninth": 9, "tenth": 10, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4, "5th": 5,
-    "6th": 6, "7th": 7, "8th": 8, "9th": 9, "10th": 10,
-}  # fmt: skip
-_MAX = "most highest largest biggest greatest best top maximum"
-_MIN = "least fewest lowest smallest minimum worst"
-MAX_WORDS = frozenset(_MAX.split())
-MIN_WORDS = frozenset(_MIN.split())
-_BORN = ("age", "born", "birth", "founded", "established", "formed", "opened", "built", "year")
-_WHEN = ("date", "year", "season", "released", "founded", "opened", "established", "time")
-_LENGTH = ("length", "time", "duration", "years", "distance", "km", "runtime", "tenure")
-IMPLIED: dict[str, tuple[tuple[str, ...], Direction, Direction]] = {
-    # word: (words its column's header may hold, direction over amounts, over dates and years)
-    "oldest": (_BORN, "max", "min"),
-    "youngest": (_BORN, "min", "max"),
-    "earliest": (_WHEN, "min", "min"),
-    "latest": (_WHEN, "max", "max"),
-    "newest": (_WHEN, "max", "max"),
-    "longest": (_LENGTH, "max", "max"),
-    "shortest": (_LENGTH, "min", "min"),
-    "tallest": (("height", "ft", "m", "metres", "meters", "floors"), "max", "max"),
-    "heaviest": (("weight", "kg", "lb", "mass"), "max", "max"),
-    "fastest": (("time", "speed"), "min", "min"),
-    "slowest": (("time", "speed"), "max", "max"),
-}
 _TOKEN = re.compile(r"[a-z0-9]+(?:['/][a-z0-9]+)*")
-_STOP = "in of for at on with by from during among between who whom which that than as to and or since"
-_MEASURE_STOP = frozenset(_STOP.split())
-_AUX = "is was are were did does do has have had be been being"
-_AUXILIARIES = frozenset(_AUX.split())
-_QUANTITY_NOUNS = frozenset({"number", "amount", "total", "count"})
 
 
 @dataclass(frozen=True)
@@ -81,13 +65,13 @@ def _words(question: str) -> list[str]:
 
 def _phrase_after(words: list[str], start: int) -> tuple[str, ...]:
     """Content words right after a cue, up to a preposition or clause word: "most top 4 finishes"."""
-    if start + 1 < len(words) and words[start] in _QUANTITY_NOUNS and words[start + 1] == "of":
+    if start + 1 < len(words) and words[start] in QUANTITY_NOUNS and words[start + 1] == "of":
         start += 2  # "the highest number of goals": the goals
     out: list[str] = []
     for word in words[start : start + 5]:
-        if word in _MEASURE_STOP or word in _AUXILIARIES:
+        if word in MEASURE_STOP or word in AUXILIARIES:
             break
-        if word not in STOPWORDS:
+        if word not in SEARCH_STOPWORDS:
             out.append(word)
     return tuple(out)
 
@@ -95,13 +79,13 @@ def _phrase_after(words: list[str], start: int) -> tuple[str, ...]:
 def _target_before(words: list[str], cue_at: int) -> tuple[str, ...]:
     """The answer noun: after "which"/"what" at the start, or the noun before "with the most …"."""
     for i, word in enumerate(words[:3]):
-        if word in ("which", "what") and i + 1 < len(words) and words[i + 1] not in _AUXILIARIES:
+        if word in ("which", "what") and i + 1 < len(words) and words[i + 1] not in AUXILIARIES:
             noun = words[i + 1]
-            return (noun,) if noun not in STOPWORDS else ()
+            return (noun,) if noun not in SEARCH_STOPWORDS else ()
     for i in range(cue_at - 1, max(cue_at - 5, -1), -1):
-        if words[i] in ("with", "had", "has", "have", "whose", "that", "who", "the", "a", "an"):
+        if words[i] in TARGET_SKIP:
             continue
-        if words[i] not in STOPWORDS and words[i] not in _AUXILIARIES:
+        if words[i] not in SEARCH_STOPWORDS and words[i] not in AUXILIARIES:
             return (words[i],)
         break
     return ()
@@ -117,7 +101,7 @@ def _ordinal_position(words: list[str], i: int) -> TableOp | None:
                        target=noun[-1:] or _target_before(words, i))  # fmt: skip
     if word == "last" and i > 0 and words[i - 1] == "the":
         noun = _phrase_after(words, i + 1)
-        if noun and noun[0] not in ("year", "time", "season", "week", "game", "day", "month"):
+        if noun and noun[0] not in TIME_NOUNS:
             return TableOp(kind="position", cue="the last", k=1, from_end=True, target=noun[-1:])
     if word in ORDINALS and word not in ("first", "1st"):
         noun = _phrase_after(words, i + 1)
@@ -125,10 +109,6 @@ def _ordinal_position(words: list[str], i: int) -> TableOp | None:
         if noun and after < len(words) and words[after] == "to":  # "the second celebrity to be eliminated"
             return TableOp(kind="position", cue=f"{word} … to", k=ORDINALS[word], target=noun[-1:])
     return None
-
-
-_NOT_RANKING = frozenset({("best", "known"), ("most", "likely"), ("most", "often"), ("top", "of")})
-_RECENT = frozenset({"recent", "recently"})
 
 
 def _in_a_name(question: str, word: str) -> bool:
@@ -155,14 +135,6 @@ def table_op(question: str) -> TableOp | None:
     return None
 
 
-_DET = "the a an this that these those its his her their"
-_DETERMINERS = frozenset(_DET.split())
-_VALUE = "people live times time years miles kilometers km"
-_VALUE_NOUNS = frozenset(_VALUE.split())
-_PREP = "in at on of for from to by within"
-_PREPOSITIONS = frozenset(_PREP.split())
-
-
 def asks_a_value(question: str) -> bool:
     """True when a "how many" asks for a number stated about one thing, not for a count of rows:
     "How many seats does the stadium have", "How many people live in the city …", "How many
@@ -179,19 +151,19 @@ def asks_a_value(question: str) -> bool:
     counted = _phrase_after(words, i + 2) if i is not None else ()
     if not counted:
         return False
-    if counted[0] in _VALUE_NOUNS:
+    if counted[0] in VALUE_NOUNS:
         return True  # "how many people live in …", "how many times has …", "how many years after …"
     after = words[i + 2 :]
     at = after.index(counted[-1]) + 1
     rest = after[at : at + 4]
-    if not rest or rest[0] in _MEASURE_STOP:
+    if not rest or rest[0] in MEASURE_STOP:
         return False  # "how many teams from Leeds", "how many clubs of the league"
-    if len(rest) > 1 and rest[0] in _AUXILIARIES and rest[1] in _DETERMINERS:
+    if len(rest) > 1 and rest[0] in AUXILIARIES and rest[1] in DETERMINERS:
         return True  # "does the grandstand", "is the school"
-    if len(rest) > 2 and rest[1] in _PREPOSITIONS and rest[2] in _DETERMINERS:
+    if len(rest) > 2 and rest[1] in PREPOSITIONS and rest[2] in DETERMINERS:
         return True  # "live in the city"
     # "are located in the city", "were held for this competition"
-    return len(rest) == 4 and rest[0] in _AUXILIARIES and rest[2] in _PREPOSITIONS and rest[3] in _DETERMINERS
+    return len(rest) == 4 and rest[0] in AUXILIARIES and rest[2] in PREPOSITIONS and rest[3] in DETERMINERS
 
 
 def _ranking(question: str, words: list[str]) -> TableOp | None:
@@ -209,9 +181,9 @@ def _ranking(question: str, words: list[str]) -> TableOp | None:
         cue_word = words[at]
         cue = " ".join(words[i : at + 1])
         following = words[at + 1] if at + 1 < len(words) else ""
-        if (cue_word, following) in _NOT_RANKING or _in_a_name(question, cue_word):
+        if (cue_word, following) in NOT_RANKING or _in_a_name(question, cue_word):
             continue
-        if cue_word == "most" and following in _RECENT:  # "most recently": the latest
+        if cue_word == "most" and following in RECENT_WORDS:  # "most recently": the latest
             cue_word, cue, at = "latest", f"{cue} {following}", at + 1
         if cue_word in IMPLIED:
             implied, amount, dated = IMPLIED[cue_word]

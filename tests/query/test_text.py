@@ -1,4 +1,4 @@
-"""Text folding and content words: what every stage compares question and evidence words with."""
+"""Text folding and search words: what every stage compares question and evidence words with."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import unicodedata
 
 import pytest
 
-from query.text import content_words, fold
+from query.text import fold, search_words
 
 
 @pytest.mark.parametrize(
@@ -32,8 +32,8 @@ def test_fold_agrees_with_the_per_character_definition() -> None:
         assert fold(text) == slow
 
 
-def test_content_words_drop_stopwords_and_single_letters_but_keep_digits() -> None:
-    assert content_words("What was the population of Belgium in 2015 , a 5 %?") == [
+def test_search_words_drop_stopwords_and_single_letters_but_keep_digits() -> None:
+    assert search_words("What was the population of Belgium in 2015 , a 5 %?") == [
         "population",
         "belgium",
         "2015",

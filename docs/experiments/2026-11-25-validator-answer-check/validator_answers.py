@@ -51,7 +51,7 @@ from query.evaluation.loaders import load_benchmark  # noqa: E402
 from query.evaluation.metrics import exact_match, token_f1  # noqa: E402
 from query.evaluation.readers import sample_questions  # noqa: E402
 from query.llm.chat import Llm  # noqa: E402
-from query.modes.llm_validator import LlmValidator  # noqa: E402
+from query.modes.graph_critic.llm_validator import LlmValidator  # noqa: E402
 from query.read.llm_reader import LlmReader  # noqa: E402
 from query.read.support import find_support  # noqa: E402
 from schemas.settings import HqaSettings  # noqa: E402

@@ -12,7 +12,8 @@ matches them). Answer-bearing top results are a minority (about one question in 
 balanced: every positive up to ``--per-class-*`` and as many negatives drawn with the seed; a validator
 that accepts or rejects everything then scores 50 %.
 
-The validator (``query.modes.llm_validator``, the bundled 1.5B model) reads the 3 rows and the question
+The validator (``query.modes.graph_critic.llm_validator``, the bundled 1.5B model) reads the 3 rows and
+the question
 and gives P(answerable). Its one number, the floor, is fitted on the tuning fold (best balanced accuracy)
 and the figures are quoted on the report fold, beside the shipped floor 0.5. Retrieval goes to
 ``<out>/sample.jsonl`` and judgements to ``<out>/judgements.jsonl``; both resume.
@@ -41,7 +42,7 @@ from query.evaluation.loaders import load_benchmark  # noqa: E402
 from query.evaluation.metrics import first_presence_rank  # noqa: E402
 from query.evaluation.readers import sample_questions  # noqa: E402
 from query.llm.chat import Llm  # noqa: E402
-from query.modes.llm_validator import LlmValidator  # noqa: E402
+from query.modes.graph_critic.llm_validator import LlmValidator  # noqa: E402
 from schemas.settings import HqaSettings  # noqa: E402
 
 ROWS = 3

@@ -11,7 +11,8 @@ import pytest
 
 import query.engine
 from query.batch import steps
-from query.batch.jobs import answer_chunk, existing_part, plan_chunks
+from query.batch.answer import answer_chunk, existing_part
+from query.batch.plan import plan_chunks
 from query.cli.main import main
 from query.config import EngineConfig
 from schemas.query import Intent, QueryResult, RouteStep
