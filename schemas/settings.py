@@ -18,11 +18,25 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
-class IndexSettings(BaseModel):
-    """How ``hqa build`` verbalizes, embeds and indexes (HQA_INDEX__MAX_WORDS=…, or an [index] table)."""
+class VerbalizeSettings(BaseModel):
+    """What the verbalizer writes (part of every evidence file's fingerprint: nothing else may go here)."""
 
     max_words: int = Field(100, ge=10, description="words per passage window, before its context prefix")
     entity_summaries: bool = Field(True, description="evidence for each entity's description and aliases")
+
+
+class IndexSettings(VerbalizeSettings):
+    """How ``hqa build`` verbalizes, embeds and indexes (HQA_INDEX__MAX_WORDS=…, or an [index] table).
+
+    The verbalizer's fields (``max_words``, ``entity_summaries``) come from ``VerbalizeSettings``."""
+
+    memory_mb: int = Field(
+        1024,
+        ge=128,
+        description="memory one build stage (one task) may use for its own data: DuckDB's memory_limit is "
+        "half of it (it spills to the build folder past that), batch sizes, Kùzu's buffer pool and Tantivy's "
+        "writer heap are cut to it. Libraries add their own (the embedding model ~0.3-0.6 GB)",
+    )
     embedding_model: str = Field(
         "all-MiniLM-L6-v2", description="sentence embedder (index.embedder.MODELS); wordllama-l2-256 is fast"
     )
@@ -38,6 +52,9 @@ class IndexSettings(BaseModel):
     ann_nprobes: int = Field(20, ge=1)
     ann_refine_factor: int | None = Field(30, description="re-rank this many times k candidates exactly")
     keep_versions: int = Field(3, ge=1, description="published index versions kept on disk")
+
+    def verbalize_settings(self) -> VerbalizeSettings:
+        return VerbalizeSettings.model_validate(self.model_dump(include=set(VerbalizeSettings.model_fields)))
 
     def vector_settings_dump(self) -> dict:
         """The settings that change what the vector stage writes (its fingerprint)."""
