@@ -56,6 +56,7 @@ STAGE_OUTPUTS = {
 # graph reads the entities stage's table; the others read only the evidence or the ingest output
 INDEX_STAGES = ("entities", "bm25", "vectors", "graph", "statements", "tables")
 EVIDENCE_BYTES_PER_ROW = 2_000  # an evidence row in Python objects: text, lists, provenance
+SEEN_ID_BYTES = 256  # an evidence id in a Python set, with room: a quarter of the budget holds ~1M per GB
 
 
 class ValidationFailed(RuntimeError):
@@ -188,6 +189,7 @@ def verbalize_job(
             batch_rows=batch_rows,
             row_group_rows=min(200_000, batch_rows * 4),
             work_dir=plan.work_dir / "verbalize" / job.output,
+            seen_limit=memory.batch_rows(SEEN_ID_BYTES, floor=10_000, ceiling=10_000_000),
         )
     return EvidenceFile(job=job, reused=False, stats=stats)
 

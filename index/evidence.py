@@ -5,9 +5,10 @@ map this over shards and a re-run replaces exactly one file. The file is read in
 columns its verbalizer needs; for each batch the ids and titles it mentions are looked up in the
 build's name tables (``index.names``), because a statement in one shard names entities of another —
 so memory is bounded by the batch, whatever the size of the file or the corpus. Identical evidence
-inside a file is written once (counted): the repeats are found by DuckDB after the file is written
-(no set of every id seen) and left out when the file is moved into place. Across files, the index
-build dedupes (``index.evidence_reader``).
+inside a file is written once (counted): repeats are dropped as they come while the ids seen fit a
+bound the memory budget sets, and past it found by DuckDB once the file is written and left out when
+it is moved into place (the same rows either way). Across files, the index build dedupes
+(``index.evidence_reader``).
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel
 
 from index.duck import record_batches
-from index.lexicon import Lexicon, table_files
-from index.names import NameStore
-from index.verbalize import infobox, kg, tables, text
+from index.lexicon import table_files
+from index.names import BatchNames, NameStore
+from index.verbalize import frames, infobox, kg, tables, text
 from index.verbalize.buffer import EVIDENCE_SCHEMA, EvidenceBuffer
 from ingest.parquet_sink import ParquetSink
 from ingest.progress import progress
@@ -39,6 +40,7 @@ __all__ = ["VerbalizeSettings", "VerbalizeStats", "ingest_files", "verbalize_all
 
 SOURCE_TABLES = ("statements", "passages", "table_rows", "infobox_fields", "entities")
 READ_BATCH_ROWS = 10_000
+SEEN_LIMIT = 1_000_000  # ids a file's verbalizer remembers to drop repeats (~120 MB); past it, DuckDB
 ROW_GROUP_ROWS = 200_000  # the ingest sink's own; evidence files have always been written so
 
 
@@ -76,24 +78,33 @@ SOURCES = {
 def _verbalize_batch(
     table: str,
     batch: pa.RecordBatch,
-    lexicon: Lexicon,
+    first_row: int,
+    names: BatchNames,
     source: str,
     settings: VerbalizeSettings,
     skipped: Counter,
-) -> EvidenceBuffer:
+) -> pa.Table:
+    """The evidence of one batch of records: passages and table rows said by polars (``frames``), KG
+    statements, entities and infobox fields record by record with the batch's lexicon."""
+    if table == "passages":
+        return frames.passage_frame(
+            batch, names.titles(first_row, batch.num_rows), source, settings.max_words
+        )
+    if table == "table_rows":
+        rows, empty = frames.row_frame(batch, names.titles(first_row, batch.num_rows), source)
+        if empty:
+            skipped["row without text"] += empty
+        return rows
     spec = SOURCES[table]
     out = EvidenceBuffer(spec.source_type, spec.provenance)
+    lexicon = names.lexicon(first_row, batch.num_rows)
     if table == "statements":
         kg.statement_batch(batch, lexicon, source, out, skipped)
     elif table == "entities":
         kg.entity_batch(batch.column("id").to_pylist(), lexicon, source, out)
-    elif table == "passages":
-        text.passage_batch(batch, lexicon, source, settings.max_words, out)
-    elif table == "table_rows":
-        tables.row_batch(batch, lexicon, source, out, skipped)
     else:
         infobox.field_batch(batch, lexicon, source, out, skipped)
-    return out
+    return out.table()
 
 
 def verbalize_file(
@@ -106,12 +117,15 @@ def verbalize_file(
     batch_rows: int = READ_BATCH_ROWS,
     row_group_rows: int = ROW_GROUP_ROWS,
     work_dir: Path | None = None,
+    seen_limit: int = SEEN_LIMIT,
 ) -> VerbalizeStats:
     """Verbalize one ingest file into ``out_dir/<table>.<file name>``, written atomically.
 
     ``batch_rows`` records are read at a time; evidence is written in row groups of at least
     ``row_group_rows`` (memory holds about one row group of evidence besides the batch). The names
-    the batches mention are joined into ``work_dir`` (removed at the end; default: beside the output)."""
+    the batches mention are joined into ``work_dir`` (removed at the end; default: beside the output).
+    Repeated ids are dropped as they come while at most ``seen_limit`` ids have been seen; past that,
+    by DuckDB once the file is written (the same rows either way)."""
     if table not in SOURCES:
         raise ValueError(f"no verbalizer for table {table!r}; known: {SOURCE_TABLES}")
     settings = settings or VerbalizeSettings()
@@ -121,7 +135,8 @@ def verbalize_file(
     work = Path(work_dir) if work_dir is not None else out.with_name(f".{out.name}.{os.getpid()}.names")
     source = Path(path).name.rsplit(".", 2)[0]  # '<input stem>.<shard>.parquet' -> the input it came from
     skipped: Counter = Counter()
-    records = written = 0
+    records = written = repeated = 0
+    seen: set[str] | None = set()
     summaries = table != "entities" or settings.entity_summaries
     try:
         with (
@@ -131,16 +146,23 @@ def verbalize_file(
             parquet = pq.ParquetFile(path)
             for batch in parquet.iter_batches(batch_size=batch_rows, columns=SOURCES[table].columns):
                 if summaries:
-                    lexicon = batch_names.lexicon(records, batch.num_rows)
-                    rows = _verbalize_batch(table, batch, lexicon, source, settings, skipped)
-                    sink.write_table(rows.table())
-                    written += len(rows)
+                    rows = _verbalize_batch(table, batch, records, batch_names, source, settings, skipped)
+                    if seen is not None:
+                        rows, dropped = _first_seen(rows, seen)
+                        repeated += dropped
+                        seen = seen if len(seen) <= seen_limit else None
+                    sink.write_table(rows)
+                    written += rows.num_rows
                 else:
                     skipped["entity summaries off"] += batch.num_rows
                 records += batch.num_rows
                 if on_records is not None:
                     on_records(batch.num_rows)
-        duplicates = drop_repeated_ids(raw, out, names.con, batch_rows)
+        if seen is not None:
+            os.replace(raw, out)
+            later = 0
+        else:  # too many ids to keep: the repeats the set did not see are found on disk
+            later = drop_repeated_ids(raw, out, names.con, batch_rows)
     finally:
         raw.unlink(missing_ok=True)
     return VerbalizeStats(
@@ -148,11 +170,26 @@ def verbalize_file(
         input=str(path),
         output=str(out),
         records=records,
-        evidence=written - duplicates,
-        duplicates=duplicates,
+        evidence=written - later,
+        duplicates=repeated + later,
         skipped=dict(skipped),
         seconds=round(time.perf_counter() - started, 3),
     )
+
+
+def _first_seen(rows: pa.Table, seen: set[str]) -> tuple[pa.Table, int]:
+    """``rows`` without those whose id is in ``seen`` or earlier in ``rows``; ``seen`` learns the rest."""
+    ids = rows.column("evidence_id").to_pylist()
+    fresh = set(ids)
+    if len(fresh) == len(ids) and fresh.isdisjoint(seen):  # the usual batch: no repeat, set operations only
+        seen |= fresh
+        return rows, 0
+    keep = []
+    for evidence_id in ids:
+        keep.append(evidence_id not in seen)
+        seen.add(evidence_id)
+    dropped = len(keep) - sum(keep)
+    return (rows.filter(pa.array(keep)) if dropped else rows), dropped
 
 
 REPEATS_SQL = """

@@ -31,6 +31,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pydantic import BaseModel
 
@@ -45,6 +46,7 @@ ENTITIES = "entities.parquet"
 TITLES = "titles.parquet"
 PROPERTIES = "properties.parquet"
 ROW_GROUP_ROWS = 65_536  # sorted by key: a lookup of clustered keys reads only the row groups that hold them
+LOOKUP_ROW_GROUP_ROWS = 8_192  # a file's per-batch names: a batch reads one or a few row groups
 
 
 class NameStats(BaseModel):
@@ -56,13 +58,15 @@ class NameStats(BaseModel):
     seconds: float
 
 
-def _copy_sorted(con: duckdb.DuckDBPyConnection, select: str, out: Path, params: dict) -> None:
-    """Write a query's rows (already ORDER BY'd) as zstd Parquet in row groups of ROW_GROUP_ROWS."""
+def _copy_sorted(
+    con: duckdb.DuckDBPyConnection, select: str, out: Path, params: dict, row_group_rows: int = ROW_GROUP_ROWS
+) -> None:
+    """Write a query's rows (already ORDER BY'd) as zstd Parquet in row groups of ``row_group_rows``."""
     tmp = out.with_name(f".{out.name}.tmp")
     run(
         con,
         f"COPY ({select}) TO {sql_path(tmp)} "
-        f"(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE {ROW_GROUP_ROWS})",
+        f"(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE {int(row_group_rows)})",
         params,
     )
     tmp.replace(out)
@@ -302,6 +306,28 @@ class NameStore:
 
 ID_COLUMNS = "id, label, description, aliases, enwiki_title"
 TITLE_COLUMNS = "page_id, revision_id, source, is_article, resolved, resolved_twice, entity, resolved_entity"
+TITLE_FIELDS = [c.strip() for c in TITLE_COLUMNS.split(",")]
+
+
+class PartFile:
+    """A Parquet file sorted by ``part``, read one part range at a time through its row groups' min/max
+    statistics (pyarrow, no query engine per read: a verbalizer reads it once per batch)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._file = pq.ParquetFile(path)
+        metadata = self._file.metadata
+        column = self._file.schema_arrow.get_field_index("part")
+        self._ranges = []
+        for group in range(metadata.num_row_groups):
+            stats = metadata.row_group(group).column(column).statistics
+            self._ranges.append((stats.min, stats.max) if stats is not None and stats.has_min_max else None)
+
+    def read(self, first: int, last: int) -> pa.Table:
+        groups = [g for g, r in enumerate(self._ranges) if r is None or (r[0] <= last and r[1] >= first)]
+        table = self._file.read_row_groups(groups) if groups else self._file.schema_arrow.empty_table()
+        part = table.column("part")
+        return table.filter(pc.and_(pc.greater_equal(part, first), pc.less_equal(part, last)))
 
 
 class BatchNames:
@@ -326,20 +352,21 @@ class BatchNames:
             f"rows AS (SELECT file_row_number // {int(batch_rows)} AS part, * "
             f"FROM read_parquet({sql_path(path)}, file_row_number=true))"
         )
-        self.ids = self.titles = None
+        self.ids: PartFile | None = None
+        self.titles_file: PartFile | None = None
         if keys.ids is not None:
-            self.ids = self.dir / "ids.parquet"
             _copy_sorted(
                 store.con,
                 f"WITH {rows}, k AS (SELECT DISTINCT part, key FROM ({keys.ids}) WHERE key IS NOT NULL) "
                 f"SELECT k.part, {', '.join('n.' + c.strip() for c in ID_COLUMNS.split(','))} "
                 f"FROM k JOIN read_parquet({sql_path(store.dir / ENTITIES)}) n ON n.id = k.key "
                 "ORDER BY k.part",
-                self.ids,
+                self.dir / "ids.parquet",
                 {},
+                row_group_rows=LOOKUP_ROW_GROUP_ROWS,
             )
+            self.ids = PartFile(self.dir / "ids.parquet")
         if keys.titles is not None:
-            self.titles = self.dir / "titles.parquet"
             _copy_sorted(
                 store.con,
                 f"WITH {rows}, k AS (SELECT DISTINCT part, key FROM ({keys.titles}) WHERE key IS NOT NULL) "
@@ -347,29 +374,34 @@ class BatchNames:
                 f"{', '.join('t.' + c.strip() for c in TITLE_COLUMNS.split(','))} "
                 f"FROM k LEFT JOIN read_parquet({sql_path(store.dir / TITLES)}) t ON t.title = k.key "
                 "ORDER BY k.part",
-                self.titles,
+                self.dir / "titles.parquet",
                 {},
+                row_group_rows=LOOKUP_ROW_GROUP_ROWS,
             )
+            self.titles_file = PartFile(self.dir / "titles.parquet")
+
+    def _parts(self, first_row: int, rows: int) -> tuple[int, int]:
+        return first_row // self.batch_rows, (first_row + max(rows, 1) - 1) // self.batch_rows
 
     def lexicon(self, first_row: int, rows: int) -> Lexicon:
         """The names of the records ``first_row`` … ``first_row + rows - 1`` of the file."""
         lexicon = Lexicon(property_labels=self.store.property_labels, units=self.store.units)
-        parts = {"a": first_row // self.batch_rows, "b": (first_row + max(rows, 1) - 1) // self.batch_rows}
+        first, last = self._parts(first_row, rows)
         if self.ids is not None:
-            found = arrow(
-                self.store.con,
-                f"SELECT {ID_COLUMNS} FROM read_parquet($f) WHERE part BETWEEN $a AND $b",
-                {"f": str(self.ids), **parts},
-            )
-            _fill_entities(lexicon, found)
-        if self.titles is not None:
-            found = arrow(
-                self.store.con,
-                f"SELECT title, {TITLE_COLUMNS} FROM read_parquet($f) WHERE part BETWEEN $a AND $b",
-                {"f": str(self.titles), **parts},
-            )
-            _fill_titles(lexicon, found)
+            _fill_entities(lexicon, self.ids.read(first, last))
+        if self.titles_file is not None:
+            _fill_titles(lexicon, self.titles_file.read(first, last).select(["title", *TITLE_FIELDS]))
         return lexicon
+
+    def titles(self, first_row: int, rows: int) -> pl.DataFrame:
+        """The title lookups of those records as a frame, one row per title (for verbalizers that join
+        instead of asking a ``Lexicon``): title, its article's page id, revision and dump file, whether it
+        is an article, where it resolves to, and the entities it and its resolution name (null when no
+        name table knows the title: it resolves to and names itself)."""
+        if self.titles_file is None:
+            raise ValueError("this table's records name no titles")
+        found = self.titles_file.read(*self._parts(first_row, rows)).select(["title", *TITLE_FIELDS])
+        return pl.from_arrow(found).unique("title", keep="first", maintain_order=True)  # type: ignore[return-value]
 
     def close(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)

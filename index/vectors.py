@@ -36,6 +36,7 @@ from index.embedder import Embedder
 from index.embedding_cache import EmbeddingCache
 from ingest.progress import progress
 from schemas.evidence import SOURCE_TYPES, SourceType
+from schemas.settings import ANN_MIN_ROWS, ANN_NPROBES, ANN_REFINE_FACTOR
 
 log = logging.getLogger(__name__)
 
@@ -56,12 +57,14 @@ class EmbedStats(BaseModel):
 
 
 class VectorIndexSettings(BaseModel):
-    ann_min_rows: int = Field(50_000, ge=1, description="build an ANN index from this many rows on")
+    ann_min_rows: int = Field(ANN_MIN_ROWS, ge=1, description="build an ANN index from this many rows on")
     index_type: Literal["IVF_PQ", "IVF_HNSW_SQ"] = "IVF_PQ"
     num_partitions: int | None = Field(None, ge=1, description="IVF partitions; None = LanceDB's choice")
     num_sub_vectors: int = Field(48, ge=1, description="IVF_PQ: 8 dims per code for 384-d, SIMD-friendly")
-    nprobes: int = Field(20, ge=1, description="partitions searched per query")
-    refine_factor: int | None = Field(30, ge=1, description="re-score this * k candidates exactly")
+    nprobes: int = Field(ANN_NPROBES, ge=1, description="partitions searched per query")
+    refine_factor: int | None = Field(
+        ANN_REFINE_FACTOR, ge=1, description="re-score this * k candidates exactly"
+    )
     m: int = Field(20, ge=2, description="IVF_HNSW_SQ: graph degree")
     ef_construction: int = Field(150, ge=10, description="IVF_HNSW_SQ: build-time candidate list")
     ef: int = Field(200, ge=1, description="IVF_HNSW_SQ: query-time candidate list")

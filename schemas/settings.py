@@ -17,6 +17,15 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
+# Defaults the index settings share with the components they configure (index.embedder, index.vectors):
+# written once, here, where the lowest layer can see them.
+EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+Precision = Literal["auto", "float32", "bfloat16"]
+EMBEDDING_PRECISION: Precision = "auto"
+ANN_MIN_ROWS = 50_000
+ANN_NPROBES = 20
+ANN_REFINE_FACTOR = 30
+
 
 class VerbalizeSettings(BaseModel):
     """What the verbalizer writes (part of every evidence file's fingerprint: nothing else may go here)."""
@@ -38,19 +47,21 @@ class IndexSettings(VerbalizeSettings):
         "writer heap are cut to it. Libraries add their own (the embedding model ~0.3-0.6 GB)",
     )
     embedding_model: str = Field(
-        "all-MiniLM-L6-v2", description="sentence embedder (index.embedder.MODELS); wordllama-l2-256 is fast"
+        EMBEDDING_MODEL, description="sentence embedder (index.embedder.MODELS); wordllama-l2-256 is fast"
     )
     embedding_batch_size: int = Field(8, ge=1, description="texts per encoder batch (8: fastest on 2 cores)")
     embedding_workers: int = Field(2, ge=1, description="encoder copies in parallel, one torch thread each")
     max_seq_length: int | None = Field(None, description="encoder token cap; None = the model's own (256)")
-    embedding_precision: Literal["auto", "float32", "bfloat16"] = Field(
-        "auto",
+    embedding_precision: Precision = Field(
+        EMBEDDING_PRECISION,
         description="number format the build embeds in; 'auto' = bfloat16 where the CPU multiplies it "
         "natively (1.7x float32 on this machine, 99 % of top-10 neighbours kept), else float32",
     )
-    ann_min_rows: int = Field(50_000, ge=1, description="build an ANN index from this many vectors on")
-    ann_nprobes: int = Field(20, ge=1)
-    ann_refine_factor: int | None = Field(30, description="re-rank this many times k candidates exactly")
+    ann_min_rows: int = Field(ANN_MIN_ROWS, ge=1, description="build an ANN index from this many vectors on")
+    ann_nprobes: int = Field(ANN_NPROBES, ge=1)
+    ann_refine_factor: int | None = Field(
+        ANN_REFINE_FACTOR, description="re-rank this many times k candidates exactly"
+    )
     keep_versions: int = Field(3, ge=1, description="published index versions kept on disk")
 
     def verbalize_settings(self) -> VerbalizeSettings:

@@ -65,7 +65,9 @@ def sample_ingest(tmp_path_factory: pytest.TempPathFactory, settings: HqaSetting
 
 
 @pytest.fixture(scope="session")
-def sample_names(sample_ingest: IngestReport, settings: HqaSettings, tmp_path_factory: pytest.TempPathFactory):
+def sample_names(
+    sample_ingest: IngestReport, settings: HqaSettings, tmp_path_factory: pytest.TempPathFactory
+):
     """The name tables of the sample ingest (``index.names``), with a DuckDB to look them up."""
     from index.duck import MemoryBudget, connect
     from index.names import NameStore, build_names

@@ -58,12 +58,16 @@ def test_every_source_of_names_is_present(tables, sample_ingest):
     # expected straight from the ingest: a redirect to an article no entity has a sitelink to names that
     # article's title; the alias table must hold the redirect's name for it
     pages = pl.read_parquet(sample_ingest.out_dir / "pages" / "*.parquet")
-    sitelinked = set(pl.read_parquet(sample_ingest.out_dir / "entities" / "*.parquet")["enwiki_title"].drop_nulls())
+    sitelinked = set(
+        pl.read_parquet(sample_ingest.out_dir / "entities" / "*.parquet")["enwiki_title"].drop_nulls()
+    )
     articles = set(pages.filter(pl.col("redirect_target").is_null() & (pl.col("namespace") == 0))["title"])
     redirecting = set(pages.filter(pl.col("redirect_target").is_not_null())["title"])
     redirect, target = next(
         (r, t)
-        for r, t in pages.filter(pl.col("redirect_target").is_not_null()).select("title", "redirect_target").rows()
+        for r, t in pages.filter(pl.col("redirect_target").is_not_null())
+        .select("title", "redirect_target")
+        .rows()
         if t in articles and t not in sitelinked and t not in redirecting and r not in sitelinked
     )
     rows = pl.from_arrow(aliases).filter(pl.col("alias_norm") == normalize_mention(redirect))

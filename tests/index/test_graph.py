@@ -113,7 +113,9 @@ def lexicon(sample_ingest: IngestReport, sample_names: NameStore) -> Lexicon:
     """The names of every id and title of the sample ingest (small enough to hold here)."""
     ingest = sample_ingest.out_dir
     statements = read_table(ingest, "statements")
-    ids = set(statements["subject"]) | set(statements["property"]) | set(statements["value_item"].drop_nulls())
+    ids = (
+        set(statements["subject"]) | set(statements["property"]) | set(statements["value_item"].drop_nulls())
+    )
     ids |= set(read_table(ingest, "entities")["id"])
     titles = set(read_table(ingest, "pages")["title"]) | set(read_table(ingest, "links")["target_title"])
     return sample_names.lexicon(ids=ids, titles=titles | ids)
@@ -121,7 +123,10 @@ def lexicon(sample_ingest: IngestReport, sample_names: NameStore) -> Lexicon:
 
 @pytest.fixture(scope="module")
 def built(
-    sample_ingest: IngestReport, sample_names: NameStore, lexicon: Lexicon, tmp_path_factory: pytest.TempPathFactory
+    sample_ingest: IngestReport,
+    sample_names: NameStore,
+    lexicon: Lexicon,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Built:
     ingest_dir = sample_ingest.out_dir
     tmp = tmp_path_factory.mktemp("graph")
@@ -155,7 +160,13 @@ def built(
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(GraphStore, "execute", spy)
         stats = build_graph(
-            ingest_dir, reader, entities_path, sample_names, tmp / "graph.kuzu", tmp / "work", MemoryBudget(memory_mb=256)
+            ingest_dir,
+            reader,
+            entities_path,
+            sample_names,
+            tmp / "graph.kuzu",
+            tmp / "work",
+            MemoryBudget(memory_mb=256),
         )
     return Built(
         stats=stats,
@@ -177,7 +188,9 @@ def graph(built: Built):
         yield index
 
 
-def test_bulk_load_uses_copy_and_every_edge_lands(built: Built, graph: GraphIndex, lexicon: Lexicon) -> None:
+def test_bulk_load_uses_copy_and_every_edge_lands(
+    built: Built, graph: GraphIndex, lexicon: Lexicon, sample_names: NameStore
+) -> None:
     writes = [s for s in built.statements if not s.startswith(("MATCH", "CALL show_tables"))]
     assert all(s.startswith(("CREATE NODE TABLE", "CREATE REL TABLE", "COPY ")) for s in writes), writes
     assert sum(s.startswith("COPY ") for s in writes) == 8

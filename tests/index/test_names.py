@@ -41,7 +41,9 @@ class Oracle:
                 if row["redirect_target"]:
                     self.redirects[row["title"]] = row["redirect_target"]
                 elif row["namespace"] == 0:
-                    self.articles.setdefault(row["title"], (row["page_id"], row["revision_id"], row["source"]))
+                    self.articles.setdefault(
+                        row["title"], (row["page_id"], row["revision_id"], row["source"])
+                    )
 
     def resolve(self, title: str) -> str:
         for _ in range(5):
@@ -84,7 +86,9 @@ def _agree(oracle: Oracle, names: NameStore, titles: set[str], ids: set[str]) ->
 def test_the_sample_names_every_title_and_entity_as_the_lexicon_did(sample_ingest, sample_names):
     ingest = sample_ingest.out_dir
     oracle = Oracle(ingest)
-    links = {t for p in (ingest / "links").glob("*.parquet") for t in pq.read_table(p)["target_title"].to_pylist()}
+    links = {
+        t for p in (ingest / "links").glob("*.parquet") for t in pq.read_table(p)["target_title"].to_pylist()
+    }
     titles = set(oracle.redirects) | set(oracle.articles) | set(oracle.title_entities) | links
     ids = set(oracle.labels) | set(oracle.titles) | {"Q0-not-ingested"}
     assert len(titles) > 1000 and oracle.redirects  # the sample has redirects to walk
@@ -94,7 +98,8 @@ def test_the_sample_names_every_title_and_entity_as_the_lexicon_did(sample_inges
 def _page(title: str, target: str | None, page_id: int, source: str = "a.xml") -> dict:
     return {
         "page_id": page_id, "title": title, "namespace": 0, "revision_id": page_id * 10,
-        "revision_timestamp": None, "redirect_target": target, "length": 1, "categories": [], "source": source,
+        "revision_timestamp": None, "redirect_target": target, "length": 1, "categories": [],
+        "source": source,
     }  # fmt: skip
 
 
