@@ -2,13 +2,12 @@
 
 Names come from Wikidata labels and aliases, Wikipedia titles, redirects and link anchor texts; anchor
 counts give the prior (how often "Einstein" links to Albert Einstein rather than elsewhere). The pairs
-are stored as Parquet and in a small Tantivy index, so the query engine can look a mention up exactly,
-in normalized form, or fuzzily, in milliseconds without loading the table.
+are stored as Parquet (built by ``index.entities``) and in a small Tantivy index, so the query engine
+can look a mention up exactly, in normalized form, or fuzzily, in milliseconds without loading the table.
 """
 
 from __future__ import annotations
 
-import math
 import re
 import time
 import unicodedata
@@ -16,16 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import polars as pl
-import pyarrow as pa
+import duckdb
+import pyarrow.parquet as pq
 import tantivy
 from pydantic import BaseModel
 
-from index.lexicon import Lexicon, read_table
+from index.duck import record_batches, sql_path
 from index.tantivy_text import safe_query_text
-from ingest.parquet_sink import rows_to_table
-from schemas.arrow import arrow_schema
-from schemas.evidence import Alias, EntityRecord
 
 SOURCE_RANK = {"label": 0, "title": 1, "alias": 2, "redirect": 3, "anchor": 4}
 MAX_ALIAS_CHARS = 200
@@ -37,91 +33,6 @@ def normalize_mention(text: str) -> str:
     decomposed = unicodedata.normalize("NFKD", text)
     stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
     return _NON_WORD.sub(" ", stripped.casefold()).strip()
-
-
-def entity_records(lexicon: Lexicon, ingest_dir: Path) -> pa.Table:
-    """One ``EntityRecord`` per Wikidata entity and per article page without a Wikidata id."""
-    inlinks: dict[str, int] = {}
-    links = read_table(ingest_dir, "links", ["target_title"])
-    if links is not None:
-        for title, count in links.group_by("target_title").len().iter_rows():
-            entity = lexicon.entity_for_title(title)
-            inlinks[entity] = inlinks.get(entity, 0) + count
-    rows = []
-    for qid, sitelinks in lexicon.sitelinks.items():
-        rows.append(
-            (qid, lexicon.name(qid), lexicon.descriptions.get(qid), lexicon.page_title_for(qid), sitelinks)
-        )
-    for title in lexicon.articles:
-        if title not in lexicon.title_entities:
-            rows.append((title, title, None, title, 0))
-    max_sitelinks = max((r[4] for r in rows), default=0)
-    max_inlinks = max(inlinks.values(), default=0)
-
-    def popularity(sitelinks: int, links_in: int) -> float:
-        a = math.log1p(sitelinks) / math.log1p(max_sitelinks) if max_sitelinks else 0.0
-        b = math.log1p(links_in) / math.log1p(max_inlinks) if max_inlinks else 0.0
-        return round(0.5 * a + 0.5 * b, 6)
-
-    return rows_to_table(
-        [
-            {
-                "entity_id": eid,
-                "label": label,
-                "description": desc,
-                "page_title": page,
-                "sitelinks": sitelinks,
-                "inlinks": inlinks.get(eid, 0),
-                "popularity": popularity(sitelinks, inlinks.get(eid, 0)),
-            }
-            for eid, label, desc, page, sitelinks in rows
-        ],
-        EntityRecord,
-    )
-
-
-def alias_table(lexicon: Lexicon, ingest_dir: Path) -> pa.Table:
-    """(alias, entity) pairs from every naming source, counted, with the prior per normalized alias."""
-    pairs: list[tuple[str, str, str, int]] = []
-    for qid, label in lexicon.labels.items():
-        pairs.append((label, qid, "label", 1))
-        pairs.extend((alias, qid, "alias", 1) for alias in lexicon.aliases.get(qid, []))
-    for title in lexicon.articles:
-        pairs.append((title, lexicon.entity_for_title(title), "title", 1))
-    for title in lexicon.redirects:
-        pairs.append((title, lexicon.entity_for_title(title), "redirect", 1))
-    frame = pl.DataFrame(pairs, schema=["alias", "entity_id", "source", "count"], orient="row")
-    links = read_table(ingest_dir, "links", ["target_title", "anchor_text"])
-    if links is not None:
-        anchors = links.group_by(["anchor_text", "target_title"]).len("count")
-        resolved = [lexicon.entity_for_title(t) for t in anchors["target_title"]]
-        frame = pl.concat(
-            [
-                frame,
-                anchors.select(
-                    pl.col("anchor_text").alias("alias"),
-                    pl.Series("entity_id", resolved),
-                    pl.lit("anchor").alias("source"),
-                    pl.col("count").cast(pl.Int64),
-                ),
-            ]
-        )
-    frame = frame.filter(
-        (pl.col("alias").str.strip_chars().str.len_chars() > 0)
-        & (pl.col("alias").str.len_chars() <= MAX_ALIAS_CHARS)
-    )
-    frame = frame.with_columns(
-        pl.Series("alias_norm", [normalize_mention(a) for a in frame["alias"]]),
-        pl.col("source").replace_strict(SOURCE_RANK, return_dtype=pl.Int8).alias("_rank"),
-    ).filter(pl.col("alias_norm") != "")
-    grouped = (
-        frame.sort("_rank")
-        .group_by(["alias_norm", "entity_id"], maintain_order=True)
-        .agg(pl.col("alias").first(), pl.col("source").first(), pl.col("count").sum())
-        .with_columns((pl.col("count") / pl.col("count").sum().over("alias_norm")).alias("prior"))
-        .sort(["alias_norm", "prior"], descending=[False, True])
-    )
-    return grouped.select(list(arrow_schema(Alias).names)).to_arrow().cast(arrow_schema(Alias))
 
 
 def alias_schema() -> tantivy.Schema:
@@ -142,40 +53,55 @@ class AliasStats(BaseModel):
     seconds: float
 
 
-def build_alias_index(aliases: pa.Table, entities: pa.Table, out_dir: Path) -> AliasStats:
+ALIAS_INDEX_SQL = """
+WITH entities AS (
+    SELECT entity_id, arg_max(label, file_row_number) AS label,
+           arg_max(popularity, file_row_number) AS popularity
+    FROM read_parquet({entities}, file_row_number=true) GROUP BY entity_id
+)
+SELECT a.alias, a.alias_norm, a.entity_id, a.prior,
+       coalesce(e.label, a.entity_id) AS label, coalesce(e.popularity, 0.0) AS popularity
+FROM read_parquet({aliases}, file_row_number=true) a LEFT JOIN entities e USING (entity_id)
+ORDER BY a.file_row_number
+"""
+
+
+def build_alias_index(
+    aliases: Path,
+    entities: Path,
+    out_dir: Path,
+    con: duckdb.DuckDBPyConnection,
+    batch_rows: int = 50_000,
+    heap_bytes: int = 128_000_000,
+) -> AliasStats:
+    """A Tantivy index of the alias table (in its order), each alias with its entity's label and
+    popularity (joined by DuckDB; an entity without a record is named by its id, popularity 0)."""
     out_dir.mkdir(parents=True, exist_ok=False)
     started = time.perf_counter()
-    info = {
-        eid: (label, pop)
-        for eid, label, pop in zip(
-            entities["entity_id"].to_pylist(),
-            entities["label"].to_pylist(),
-            entities["popularity"].to_pylist(),
-            strict=True,
-        )
-    }
     index = tantivy.Index(alias_schema(), path=str(out_dir))
-    writer = index.writer(heap_size=128_000_000, num_threads=1)
-    for alias, norm, eid, prior in zip(
-        *(aliases[c].to_pylist() for c in ("alias", "alias_norm", "entity_id", "prior")), strict=True
-    ):
-        label, popularity = info.get(eid, (eid, 0.0))
-        writer.add_document(
-            tantivy.Document(
-                alias=alias,
-                alias_exact=alias,
-                alias_norm=norm,
-                entity_id=eid,
-                label=label,
-                prior=float(prior),
-                popularity=float(popularity),
+    writer = index.writer(heap_size=max(15_000_000, heap_bytes), num_threads=1)
+    sql = ALIAS_INDEX_SQL.format(aliases=sql_path(aliases), entities=sql_path(entities))
+    rows = 0
+    for batch in record_batches(con, sql, rows=batch_rows):
+        for alias, norm, eid, prior, label, popularity in zip(
+            *(batch.column(c).to_pylist() for c in batch.schema.names), strict=True
+        ):
+            writer.add_document(
+                tantivy.Document(
+                    alias=alias,
+                    alias_exact=alias,
+                    alias_norm=norm,
+                    entity_id=eid,
+                    label=label,
+                    prior=float(prior),
+                    popularity=float(popularity),
+                )
             )
-        )
+        rows += batch.num_rows
     writer.commit()
     writer.wait_merging_threads()
-    return AliasStats(
-        aliases=aliases.num_rows, entities=entities.num_rows, seconds=round(time.perf_counter() - started, 3)
-    )
+    entity_count = pq.ParquetFile(entities).metadata.num_rows
+    return AliasStats(aliases=rows, entities=entity_count, seconds=round(time.perf_counter() - started, 3))
 
 
 MatchKind = Literal["exact", "normalized", "fuzzy"]

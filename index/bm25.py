@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from ingest.progress import progress
 from schemas.evidence import SOURCE_TYPES
 
 WRITER_HEAP_BYTES = 256_000_000
+COLUMNS = ["evidence_id", "source_type", "title", "text", "entity_ids", "page_title"]
 
 
 def en_stem_analyzer() -> tantivy.TextAnalyzer:
@@ -58,17 +60,25 @@ class Bm25Stats(BaseModel):
     docs_per_second: float
 
 
-def build_bm25(evidence: pa.Table, out_dir: Path, threads: int = 2) -> Bm25Stats:
-    """Index every evidence row (already deduplicated) into a new Tantivy index at ``out_dir``."""
+def build_bm25(
+    batches: Iterable[pa.RecordBatch],
+    out_dir: Path,
+    *,
+    total: int | None = None,
+    heap_bytes: int = WRITER_HEAP_BYTES,
+    threads: int = 2,
+) -> Bm25Stats:
+    """Index evidence rows (each id once; batches of the ``COLUMNS``) into a new Tantivy index at
+    ``out_dir``. The writer's heap bounds what Tantivy holds before it writes a segment."""
     out_dir.mkdir(parents=True, exist_ok=False)
     started = time.perf_counter()
     index = tantivy.Index(evidence_schema(), path=str(out_dir))
-    writer = index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=threads)
-    bar = progress("bm25", total=evidence.num_rows, unit="doc", unit_scale=True)
-    columns = ["evidence_id", "source_type", "title", "text", "entity_ids", "page_title"]
-    for batch in evidence.select(columns).to_batches(max_chunksize=20_000):
+    writer = index.writer(heap_size=max(threads * 15_000_000, heap_bytes), num_threads=threads)
+    bar = progress("bm25", total=total, unit="doc", unit_scale=True)
+    documents = 0
+    for batch in batches:
         for ev_id, source_type, title, text, entity_ids, page_title in zip(
-            *(batch.column(c).to_pylist() for c in columns), strict=True
+            *(batch.column(c).to_pylist() for c in COLUMNS), strict=True
         ):
             writer.add_document(
                 tantivy.Document(
@@ -80,14 +90,13 @@ def build_bm25(evidence: pa.Table, out_dir: Path, threads: int = 2) -> Bm25Stats
                     page_title=page_title or "",
                 )
             )
+        documents += batch.num_rows
         bar.update(batch.num_rows)
     writer.commit()
     writer.wait_merging_threads()
     bar.close()
     seconds = time.perf_counter() - started
-    return Bm25Stats(
-        documents=evidence.num_rows, seconds=round(seconds, 3), docs_per_second=evidence.num_rows / seconds
-    )
+    return Bm25Stats(documents=documents, seconds=round(seconds, 3), docs_per_second=documents / seconds)
 
 
 @dataclass(frozen=True)

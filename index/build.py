@@ -13,26 +13,25 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import logging
+import shutil
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-import polars as pl
 import pyarrow.parquet as pq
 
-from index import layout
 from index.build_plan import BuildPlan, plan_build
 from index.build_stages import (
     INDEX_STAGES,
+    duck_session,
     evidence_report,
-    load_lexicon,
     out_of_space_named,
-    read_evidence,
     run_stage,
     validate_build,
     verbalize_job,
 )
+from index.evidence_reader import EvidenceReader
 from index.integrity import file_checksums, file_sizes
 from index.versions import VersionStore
 from ingest.progress import progress
@@ -42,7 +41,7 @@ from schemas.settings import HqaSettings
 
 log = logging.getLogger(__name__)
 
-LIBRARIES = ("pyarrow", "polars", "tantivy", "lancedb", "kuzu", "sentence-transformers", "torch")
+LIBRARIES = ("pyarrow", "polars", "duckdb", "tantivy", "lancedb", "kuzu", "sentence-transformers", "torch")
 
 
 @dataclass
@@ -75,11 +74,16 @@ def ingest_inputs(ingest_dir: Path) -> list[InputFile]:
 
 
 def publish_build(
-    plan: BuildPlan, settings: HqaSettings, stages: dict[str, StageReport], validation: dict[str, str]
+    plan: BuildPlan,
+    settings: dict,
+    keep_versions: int,
+    stages: dict[str, StageReport],
+    validation: dict[str, str],
 ) -> Manifest:
     """Write the manifest, move the version into place, point ``current`` at it, prune old versions.
 
-    Idempotent: when the plan's version is already published (a retried task), returns its manifest.
+    ``settings`` is what the manifest records (the root settings, dumped by the caller). Idempotent:
+    when the plan's version is already published (a retried task), returns its manifest.
     """
     store = VersionStore(Path(plan.index_dir))
     if plan.building is None or not Path(plan.building).exists():
@@ -87,20 +91,23 @@ def publish_build(
         if (published / "manifest.json").is_file():
             return store.manifest(published)
         raise FileNotFoundError(f"nothing to publish for {plan.version}: {plan.building} is gone")
-    evidence = read_evidence(plan.building_dir / layout.EVIDENCE, ["evidence_id", "source_type"])
-    by_type = pl.from_arrow(evidence)["source_type"].value_counts()
+    evidence = EvidenceReader(plan.building_dir)
+    with duck_session(plan, "publish") as con:
+        by_type = evidence.count_by_type(con)
+    rows = evidence.rows()
+    shutil.rmtree(plan.work_dir, ignore_errors=True)  # scratch: never published
     manifest = Manifest(
         version=plan.version,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         hqa_version=importlib.metadata.version("hqa"),
         inputs=ingest_inputs(Path(plan.ingest_dir)),
-        settings=json.loads(settings.model_dump_json()),
+        settings=settings,
         libraries=library_versions(),
         model=stages["vectors"].details.get("model", {}),
         stages={name: stages[name] for name in ("evidence", *INDEX_STAGES)},
         counts={
-            "evidence": evidence.num_rows,
-            **{f"evidence_{k}": v for k, v in sorted(by_type.iter_rows())},
+            "evidence": rows,
+            **{f"evidence_{k}": v for k, v in sorted(by_type.items())},
             **{f"{name}_{k}": v for name, r in stages.items() for k, v in r.counts.items()},
         },
         validation=validation,
@@ -110,32 +117,39 @@ def publish_build(
     )
     with out_of_space_named(plan, "publish", plan.building_dir):
         final = store.publish(plan.building_dir, manifest)
-    store.prune(settings.index.keep_versions)
-    log.info("published index %s (%d evidence rows)", final, evidence.num_rows)
+    store.prune(keep_versions)
+    log.info("published index %s (%d evidence rows)", final, rows)
     return manifest
 
 
 def build_index(settings: HqaSettings, *, ingest_dir: Path | None = None, force: bool = False) -> BuildResult:
     """Plan, verbalize, build each stage, validate and publish, in this process."""
-    plan = plan_build(settings, ingest_dir=ingest_dir, force=force)
+    plan = plan_build(
+        settings.index,
+        index_dir=settings.index_dir,
+        ingest_dir=Path(ingest_dir or settings.ingest_dir),
+        unit_table=settings.unit_table,
+        force=force,
+    )
     store = VersionStore(Path(plan.index_dir))
     if plan.up_to_date:
         log.info("index %s is up to date with the ingest output", plan.version)
         current = Path(plan.previous or "")
         return BuildResult(current, store.manifest(current), built=False, plan=plan)
     try:
-        lexicon = load_lexicon(plan, settings)
         total = sum(pq.ParquetFile(job.path).metadata.num_rows for job in plan.verbalize)
         bar = progress("verbalize", total=total, unit="rec", unit_scale=True)
         try:
-            files = [verbalize_job(plan, job, settings, lexicon, bar.update) for job in plan.verbalize]
+            files = [verbalize_job(plan, job, settings.index, bar.update) for job in plan.verbalize]
         finally:
             bar.close()
         stages = {"evidence": evidence_report(plan, files)}
         for name in INDEX_STAGES:
-            stages[name] = run_stage(plan, name, settings, lexicon)
-        validation = validate_build(plan, settings)
-        manifest = publish_build(plan, settings, stages, validation)
+            stages[name] = run_stage(plan, name, settings.index, settings.embedding_cache_dir)
+        validation = validate_build(plan, settings.index)
+        manifest = publish_build(
+            plan, json.loads(settings.model_dump_json()), settings.index.keep_versions, stages, validation
+        )
     except BaseException:
         store.abandon(plan.building_dir)
         raise

@@ -21,13 +21,16 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from index.evidence import VerbalizeSettings, ingest_files
+from index import layout
+from index.duck import MemoryBudget, connect
+from index.evidence import ingest_files
 from index.fingerprints import combine, hash_files
 from index.integrity import damaged_files
 from index.lexicon import table_files
+from index.names import NameStats, build_names
 from index.versions import BUILDING_PREFIX, VersionStore
 from schemas.build import Manifest
-from schemas.settings import HqaSettings
+from schemas.settings import IndexSettings
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +46,7 @@ STAGE_FORMATS = {
 }
 KG_TABLES = ("entities", "statements", "properties")
 PAGE_TABLES = ("pages", "passages", "table_rows", "infobox_fields", "links")
-LEXICON_TABLES = ("entities", "properties", "pages")  # what ``Lexicon.load`` reads
+LEXICON_TABLES = ("entities", "properties", "pages")  # what the name tables are built from
 
 
 class VerbalizeJob(BaseModel):
@@ -61,6 +64,8 @@ class BuildPlan(BaseModel):
     ingest_dir: str
     building: str | None = Field(description="folder the build writes into; None when up to date")
     previous: str | None = Field(description="published version whose unchanged outputs are reused")
+    unit_table: str = Field(description="the bundled unit labels the verbalizer names units with")
+    memory_mb: int = Field(description="memory each step of this build may use (index.memory_mb)")
     fingerprints: dict[str, str]
     verbalize: list[VerbalizeJob]
     started: float = Field(description="epoch seconds, for the manifest's total time")
@@ -76,14 +81,17 @@ class BuildPlan(BaseModel):
             raise RuntimeError(f"index {self.version} is up to date: this build has nothing to write")
         return Path(self.building)
 
+    @property
+    def work_dir(self) -> Path:
+        """Scratch of this build (name tables, DuckDB spill, stage files): removed before publishing."""
+        return self.building_dir / layout.WORK
+
+    @property
+    def names_dir(self) -> Path:
+        return self.work_dir / "names"
+
     def previous_manifest(self) -> Manifest | None:
         return VersionStore(Path(self.index_dir)).manifest(Path(self.previous)) if self.previous else None
-
-
-def verbalize_settings(settings: HqaSettings) -> VerbalizeSettings:
-    return VerbalizeSettings(
-        max_words=settings.index.max_words, entity_summaries=settings.index.entity_summaries
-    )
 
 
 def _file_hashes(ingest_dir: Path, tables: tuple[str, ...]) -> dict[str, str]:
@@ -91,15 +99,17 @@ def _file_hashes(ingest_dir: Path, tables: tuple[str, ...]) -> dict[str, str]:
     return {str(p.relative_to(ingest_dir)): hash_files([p], ingest_dir) for p in files}
 
 
-def stage_fingerprints(settings: HqaSettings, ingest_dir: Path) -> tuple[dict[str, str], list[VerbalizeJob]]:
+def stage_fingerprints(
+    index: IndexSettings, ingest_dir: Path, unit_table: Path
+) -> tuple[dict[str, str], list[VerbalizeJob]]:
     """Each stage's fingerprint, and the verbalize jobs with their per-file fingerprints."""
     hashes = _file_hashes(ingest_dir, KG_TABLES + PAGE_TABLES)
-    units_fp = hash_files([settings.unit_table], settings.unit_table.parent)
+    units_fp = hash_files([unit_table], unit_table.parent)
     ingest_fp = combine(sorted(hashes.items()))
     lexicon_fp = combine(
         units_fp, sorted((k, v) for k, v in hashes.items() if k.split("/", 1)[0] in LEXICON_TABLES)
     )
-    verbalize = verbalize_settings(settings).model_dump()
+    verbalize = index.verbalize_settings().model_dump()
     jobs = []
     for table, path in ingest_files(ingest_dir):
         relative = str(path.relative_to(ingest_dir))
@@ -111,7 +121,7 @@ def stage_fingerprints(settings: HqaSettings, ingest_dir: Path) -> tuple[dict[st
     }
     fingerprints["bm25"] = combine(STAGE_FORMATS["bm25"], fingerprints["evidence"])
     fingerprints["vectors"] = combine(
-        STAGE_FORMATS["vectors"], fingerprints["evidence"], settings.index.vector_settings_dump()
+        STAGE_FORMATS["vectors"], fingerprints["evidence"], index.vector_settings_dump()
     )
     fingerprints["graph"] = combine(STAGE_FORMATS["graph"], fingerprints["evidence"], ingest_fp)
     # Typed statements read the statement files and the lexicon's labels; their evidence ids come from
@@ -128,31 +138,36 @@ def stage_fingerprints(settings: HqaSettings, ingest_dir: Path) -> tuple[dict[st
 
 
 def plan_build(
-    settings: HqaSettings,
+    index: IndexSettings,
     *,
-    ingest_dir: Path | None = None,
+    index_dir: Path,
+    ingest_dir: Path,
+    unit_table: Path,
     force: bool = False,
     version: str | None = None,
 ) -> BuildPlan:
     """Fingerprint the ingest output; start a build folder unless the current version is up to date.
 
     ``version`` names the new version (a scheduler passes one derived from its run, so a retried
-    plan reuses the same folder); by default it is made from the clock.
+    plan reuses the same folder); by default it is made from the clock. A started build gets its
+    name tables (``index.names``), which every later step that names entities reads.
     """
     started = time.time()
-    ingest_dir = Path(ingest_dir or settings.ingest_dir)
+    ingest_dir = Path(ingest_dir)
     if not table_files(ingest_dir, ("pages", "entities")):
         raise FileNotFoundError(f"no ingest output under {ingest_dir}: run `hqa ingest` first")
-    store = VersionStore(settings.index_dir)
+    store = VersionStore(index_dir)
     previous = store.current()
     previous_manifest = store.manifest(previous) if previous is not None else None
-    fingerprints, jobs = stage_fingerprints(settings, ingest_dir)
+    fingerprints, jobs = stage_fingerprints(index, ingest_dir, unit_table)
     plan = BuildPlan(
         version=version or store.new_version_name(),
         index_dir=str(store.root),
         ingest_dir=str(ingest_dir),
         building=None,
         previous=None if force or previous is None else str(previous),
+        unit_table=str(unit_table),
+        memory_mb=index.memory_mb,
         fingerprints=fingerprints,
         verbalize=jobs,
         started=started,
@@ -179,4 +194,19 @@ def plan_build(
     building = store.root / f"{BUILDING_PREFIX}{plan.version}"
     shutil.rmtree(building, ignore_errors=True)  # a retried plan starts its folder over
     plan.building = str(store.start(plan.version))
+    write_names(plan)
     return plan
+
+
+def write_names(plan: BuildPlan) -> NameStats:
+    """The build's name tables, from the ingest output, in a file-backed DuckDB held to the budget."""
+    work = plan.work_dir
+    database = work / "names.duckdb"
+    con = connect(MemoryBudget(memory_mb=plan.memory_mb), work / "spill-names", database=database)
+    try:
+        return build_names(Path(plan.ingest_dir), plan.names_dir, con)
+    finally:
+        con.close()
+        for leftover in (database, database.with_name(database.name + ".wal")):
+            leftover.unlink(missing_ok=True)
+        shutil.rmtree(work / "spill-names", ignore_errors=True)

@@ -4,6 +4,10 @@
 verbalize step mapped over ingest files, the index stages in parallel). Every step is idempotent:
 it clears what it writes before writing it, so a retried task gives the same output. A step whose
 fingerprint equals the previous version's hard-links that version's output instead of working.
+
+Every step streams: what it reads is read in batches (``index.evidence_reader``, the ingest files),
+what it joins or sorts is joined and sorted by DuckDB held to ``plan.memory_mb`` (``index.duck``),
+spilling into the build's scratch folder (``plan.work_dir``).
 """
 
 from __future__ import annotations
@@ -16,28 +20,29 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import polars as pl
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
+import duckdb
 from pydantic import BaseModel
 
 from index import layout
-from index.aliases import AliasIndex, alias_table, build_alias_index, entity_records
-from index.bm25 import Bm25Index, build_bm25
-from index.build_plan import BuildPlan, VerbalizeJob, verbalize_settings
+from index.bm25 import COLUMNS as BM25_COLUMNS
+from index.bm25 import build_bm25
+from index.build_plan import BuildPlan, VerbalizeJob
+from index.duck import MemoryBudget, connect
 from index.embedder import Embedder, EmbedderSettings
 from index.embedding_cache import EmbeddingCache
+from index.entities import build_entities
 from index.evidence import VerbalizeStats, verbalize_file
-from index.graph import GraphIndex, build_graph
+from index.evidence_reader import EvidenceReader, write_duplicates
+from index.graph_build import build_graph
 from index.integrity import damaged_files
-from index.lexicon import Lexicon, table_files
-from index.statements import StatementStore, build_statements
-from index.tables import TableStore, build_tables
-from index.vectors import VectorIndex, VectorIndexSettings, build_vector_index, embed_evidence, pq_sub_vectors
+from index.names import NameStore
+from index.statements import build_statements
+from index.tables import build_tables
+from index.validation import validate_version
+from index.vectors import VectorIndexSettings, build_vectors, pq_sub_vectors
 from index.versions import VersionStore, link_tree
 from schemas.build import StageReport
-from schemas.settings import HqaSettings
+from schemas.settings import IndexSettings
 
 STAGE_OUTPUTS = {
     "evidence": [layout.EVIDENCE],
@@ -50,6 +55,8 @@ STAGE_OUTPUTS = {
 }
 # graph reads the entities stage's table; the others read only the evidence or the ingest output
 INDEX_STAGES = ("entities", "bm25", "vectors", "graph", "statements", "tables")
+EVIDENCE_BYTES_PER_ROW = 2_000  # an evidence row in Python objects: text, lists, provenance
+SEEN_ID_BYTES = 256  # an evidence id in a Python set, with room: a quarter of the budget holds ~1M per GB
 
 
 class ValidationFailed(RuntimeError):
@@ -107,6 +114,23 @@ def out_of_space_named(plan: BuildPlan, step: str, folder: Path, also: Path | No
         ) from exc
 
 
+@contextmanager
+def duck_session(plan: BuildPlan, name: str) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A DuckDB for one step of this build, held to the plan's memory budget, spilling into the build's
+    scratch folder (a folder per step and process, removed afterwards)."""
+    spill = plan.work_dir / f"spill-{name}-{os.getpid()}"
+    con = connect(budget(plan), spill)
+    try:
+        yield con
+    finally:
+        con.close()
+        shutil.rmtree(spill, ignore_errors=True)
+
+
+def budget(plan: BuildPlan) -> MemoryBudget:
+    return MemoryBudget(memory_mb=plan.memory_mb)
+
+
 class EvidenceFile(BaseModel):
     """What one verbalize job wrote, or reused from the previous version."""
 
@@ -115,66 +139,70 @@ class EvidenceFile(BaseModel):
     stats: VerbalizeStats
 
 
-def read_evidence(evidence_dir: Path, columns: list[str] | None = None) -> pa.Table:
-    """All evidence files as one table, each evidence id once (the first file in name order wins)."""
-    files = sorted(Path(evidence_dir).glob("*.parquet"))
-    if not files:
-        raise FileNotFoundError(f"no evidence under {evidence_dir}")
-    frame = pl.concat([pl.read_parquet(f, columns=columns) for f in files])
-    return frame.unique("evidence_id", keep="first", maintain_order=True).to_arrow()
-
-
 def dir_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in Path(path).rglob("*") if p.is_file())
 
 
-def load_lexicon(plan: BuildPlan, settings: HqaSettings) -> Lexicon:
-    return Lexicon.load(Path(plan.ingest_dir), settings.unit_table)
+def _reused_evidence(plan: BuildPlan, job: VerbalizeJob, target: Path) -> VerbalizeStats | None:
+    """Hard-link the job's evidence file from the previous version when its key is unchanged."""
+    previous = plan.previous_manifest()
+    if previous is None or "evidence" not in previous.stages:
+        return None
+    earlier = previous.stages["evidence"].details.get("evidence_files", {}).get(job.output)
+    source = Path(plan.previous or "") / layout.EVIDENCE / job.output
+    intact = not damaged_files(
+        Path(plan.previous or ""), previous.files, [f"{layout.EVIDENCE}/{job.output}"], previous.checksums
+    )
+    if earlier is None or earlier["key"] != job.key or not source.is_file() or not intact:
+        return None
+    target.unlink(missing_ok=True)
+    os.link(source, target)
+    return VerbalizeStats(**{**earlier["stats"], "output": str(target)})
 
 
 def verbalize_job(
     plan: BuildPlan,
     job: VerbalizeJob,
-    settings: HqaSettings,
-    lexicon: Lexicon | None = None,
+    index: IndexSettings,
     on_records: Callable[[int], None] | None = None,
 ) -> EvidenceFile:
-    """Write one evidence file: hard-linked from the previous version when its key is unchanged.
-
-    Without a ``lexicon`` it is loaded only when the file has to be verbalized.
-    """
+    """Write one evidence file: hard-linked from the previous version when its key is unchanged."""
     out_dir = plan.building_dir / layout.EVIDENCE
     out_dir.mkdir(exist_ok=True)
     target = out_dir / job.output
-    previous = plan.previous_manifest()
-    if previous is not None and "evidence" in previous.stages:
-        earlier = previous.stages["evidence"].details.get("evidence_files", {}).get(job.output)
-        source = Path(plan.previous or "") / layout.EVIDENCE / job.output
-        intact = not damaged_files(
-            Path(plan.previous or ""), previous.files, [f"{layout.EVIDENCE}/{job.output}"], previous.checksums
-        )
-        if earlier is not None and earlier["key"] == job.key and source.is_file() and intact:
-            target.unlink(missing_ok=True)
-            os.link(source, target)
-            if on_records is not None:
-                on_records(earlier["stats"]["records"])
-            stats = VerbalizeStats(**{**earlier["stats"], "output": str(target)})
-            return EvidenceFile(job=job, reused=True, stats=stats)
-    if lexicon is None:
-        lexicon = load_lexicon(plan, settings)
-    with out_of_space_named(plan, "verbalize", target):
+    reused = _reused_evidence(plan, job, target)
+    if reused is not None:
+        if on_records is not None:
+            on_records(reused.records)
+        return EvidenceFile(job=job, reused=True, stats=reused)
+    memory = budget(plan)
+    batch_rows = memory.batch_rows(EVIDENCE_BYTES_PER_ROW, floor=1_000, ceiling=50_000)
+    with out_of_space_named(plan, "verbalize", target), duck_session(plan, f"verbalize-{job.output}") as con:
+        names = NameStore(plan.names_dir, con, Path(plan.unit_table))
         stats = verbalize_file(
-            job.table, Path(job.path), out_dir, lexicon, verbalize_settings(settings), on_records
+            job.table,
+            Path(job.path),
+            out_dir,
+            names,
+            index.verbalize_settings(),
+            on_records,
+            batch_rows=batch_rows,
+            row_group_rows=min(200_000, batch_rows * 4),
+            work_dir=plan.work_dir / "verbalize" / job.output,
+            seen_limit=memory.batch_rows(SEEN_ID_BYTES, floor=10_000, ceiling=10_000_000),
         )
     return EvidenceFile(job=job, reused=False, stats=stats)
 
 
 def evidence_report(plan: BuildPlan, files: list[EvidenceFile]) -> StageReport:
-    """The evidence stage's report from its files; fails when a planned file is missing."""
+    """The evidence stage's report from its files, and the list of rows whose id an earlier file has
+    (what every later stage skips); fails when a planned file is missing."""
     out_dir = plan.building_dir / layout.EVIDENCE
     missing = [j.output for j in plan.verbalize if not (out_dir / j.output).is_file()]
     if missing:
         raise FileNotFoundError(f"evidence files not written: {missing}")
+    with out_of_space_named(plan, "evidence", plan.building_dir), duck_session(plan, "evidence") as con:
+        duplicates = write_duplicates(out_dir, plan.building_dir / layout.EVIDENCE_DUPLICATES, con)
     records = sum(f.stats.records for f in files)
     work_seconds = sum(f.stats.seconds for f in files if not f.reused)
     computed = sum(f.stats.records for f in files if not f.reused)
@@ -196,6 +224,7 @@ def evidence_report(plan: BuildPlan, files: list[EvidenceFile]) -> StageReport:
         details={
             "skipped": skipped,
             "reused_files": sum(f.reused for f in files),
+            "repeated_across_files": duplicates,
             "evidence_files": {
                 f.job.output: {"key": f.job.key, "stats": f.stats.model_dump(mode="json")} for f in files
             },
@@ -203,9 +232,7 @@ def evidence_report(plan: BuildPlan, files: list[EvidenceFile]) -> StageReport:
     )
 
 
-def run_stage(
-    plan: BuildPlan, name: str, settings: HqaSettings, lexicon: Lexicon | None = None
-) -> StageReport:
+def run_stage(plan: BuildPlan, name: str, index: IndexSettings, embedding_cache: Path) -> StageReport:
     """Build one index stage into the plan's folder, or hard-link it when its fingerprint is unchanged."""
     building = plan.building_dir
     outputs = STAGE_OUTPUTS[name]
@@ -231,56 +258,68 @@ def run_stage(
                 "seconds": round(time.perf_counter() - started, 3),
             }
         )
-    if name in ("entities", "graph", "statements") and lexicon is None:
-        lexicon = load_lexicon(plan, settings)
-    cache = settings.embedding_cache_dir if name == "vectors" else None
-    with out_of_space_named(plan, name, building / outputs[0], also=cache):
-        report = _build_stage(plan, name, settings, lexicon)
+    cache = embedding_cache if name == "vectors" else None
+    with out_of_space_named(plan, name, building / outputs[0], also=cache), duck_session(plan, name) as con:
+        report = _build_stage(plan, name, index, embedding_cache, con)
     report.fingerprint = fingerprint
     report.bytes = sum(dir_bytes(building / out) for out in outputs)
     return report
 
 
-def _build_stage(plan: BuildPlan, name: str, settings: HqaSettings, lexicon: Lexicon | None) -> StageReport:
+def _build_stage(
+    plan: BuildPlan, name: str, index: IndexSettings, embedding_cache: Path, con: duckdb.DuckDBPyConnection
+) -> StageReport:
     if name == "entities":
-        return _entities_stage(plan, lexicon)  # type: ignore[arg-type]
+        return _entities_stage(plan, con)
     if name == "bm25":
         return _bm25_stage(plan)
     if name == "vectors":
-        return _vector_stage(plan, settings)
+        return _vector_stage(plan, index, embedding_cache, con)
     if name == "graph":
-        return _graph_stage(plan, lexicon)  # type: ignore[arg-type]
+        return _graph_stage(plan, con)
     if name == "statements":
-        return _statements_stage(plan, lexicon)  # type: ignore[arg-type]
+        return _statements_stage(plan, con)
     if name == "tables":
-        return _tables_stage(plan)
+        return _tables_stage(plan, con)
     raise ValueError(f"unknown stage {name!r}; stages: {INDEX_STAGES}")
 
 
-def _entities_stage(plan: BuildPlan, lexicon: Lexicon) -> StageReport:
-    building, ingest_dir = plan.building_dir, Path(plan.ingest_dir)
-    started = time.perf_counter()
-    entities = entity_records(lexicon, ingest_dir)
-    aliases = alias_table(lexicon, ingest_dir)
+def _entities_stage(plan: BuildPlan, con: duckdb.DuckDBPyConnection) -> StageReport:
+    building = plan.building_dir
     (building / layout.ENTITIES).mkdir()
-    pq.write_table(entities, building / layout.ENTITY_TABLE, compression="zstd")
-    pq.write_table(aliases, building / layout.ALIAS_TABLE, compression="zstd")
-    stats = build_alias_index(aliases, entities, building / layout.ALIAS_INDEX)
-    seconds = time.perf_counter() - started
+    stats = build_entities(
+        Path(plan.ingest_dir),
+        plan.names_dir,
+        building / layout.ENTITY_TABLE,
+        building / layout.ALIAS_TABLE,
+        building / layout.ALIAS_INDEX,
+        con,
+        budget(plan),
+        plan.work_dir / "entities",
+    )
     return StageReport(
         name="entities",
         fingerprint="",
-        seconds=round(seconds, 3),
-        counts={"entities": entities.num_rows, "aliases": aliases.num_rows},
-        rate=aliases.num_rows / seconds,
+        seconds=stats.seconds,
+        counts={"entities": stats.entities, "aliases": stats.aliases},
+        rate=stats.aliases / stats.seconds if stats.seconds else None,
         rate_unit="aliases/s",
-        details={"alias_index_seconds": stats.seconds},
+        details={"alias_index_seconds": stats.alias_index_seconds},
     )
 
 
 def _bm25_stage(plan: BuildPlan) -> StageReport:
-    evidence = read_evidence(plan.building_dir / layout.EVIDENCE)
-    stats = build_bm25(evidence, plan.building_dir / layout.BM25)
+    memory = budget(plan)
+    evidence = EvidenceReader(plan.building_dir)
+    stats = build_bm25(
+        evidence.batches(
+            BM25_COLUMNS,
+            memory.batch_rows(EVIDENCE_BYTES_PER_ROW, ceiling=20_000),
+        ),
+        plan.building_dir / layout.BM25,
+        total=evidence.rows(),
+        heap_bytes=min(256_000_000, (memory.memory_mb << 20) // 4),
+    )
     return StageReport(
         name="bm25",
         fingerprint="",
@@ -291,69 +330,76 @@ def _bm25_stage(plan: BuildPlan) -> StageReport:
     )
 
 
-def embedder_settings(settings: HqaSettings) -> EmbedderSettings:
+def embedder_settings(index: IndexSettings) -> EmbedderSettings:
     return EmbedderSettings(
-        model=settings.index.embedding_model,
-        batch_size=settings.index.embedding_batch_size,
-        workers=settings.index.embedding_workers,
-        max_seq_length=settings.index.max_seq_length,
-        bulk_precision=settings.index.embedding_precision,
+        model=index.embedding_model,
+        batch_size=index.embedding_batch_size,
+        workers=index.embedding_workers,
+        max_seq_length=index.max_seq_length,
+        bulk_precision=index.embedding_precision,
     )
 
 
-def _vector_stage(plan: BuildPlan, settings: HqaSettings) -> StageReport:
-    evidence = read_evidence(plan.building_dir / layout.EVIDENCE)
-    index_settings = settings.index
-    embedder = Embedder(embedder_settings(settings))
-    cache = EmbeddingCache(settings.embedding_cache_dir, embedder.cache_key)
+def vector_index_settings(index: IndexSettings, dimension: int) -> VectorIndexSettings:
+    return VectorIndexSettings(
+        ann_min_rows=index.ann_min_rows,
+        nprobes=index.ann_nprobes,
+        refine_factor=index.ann_refine_factor,
+        num_sub_vectors=pq_sub_vectors(dimension),
+    )
+
+
+def _vector_stage(
+    plan: BuildPlan, index: IndexSettings, embedding_cache: Path, con: duckdb.DuckDBPyConnection
+) -> StageReport:
+    embedder = Embedder(embedder_settings(index))
+    cache = EmbeddingCache(embedding_cache, embedder.cache_key)
     started = time.perf_counter()
-    vectors, embed_stats = embed_evidence(evidence, embedder, cache)
-    embed_seconds = time.perf_counter() - started
-    stats = build_vector_index(
-        vectors,
+    stats = build_vectors(
+        EvidenceReader(plan.building_dir),
+        embedder,
+        cache,
         plan.building_dir / layout.VECTORS,
-        VectorIndexSettings(
-            ann_min_rows=index_settings.ann_min_rows,
-            nprobes=index_settings.ann_nprobes,
-            refine_factor=index_settings.ann_refine_factor,
-            num_sub_vectors=pq_sub_vectors(embedder.dimension),
-        ),
+        vector_index_settings(index, embedder.dimension),
+        con,
+        batch_rows=budget(plan).batch_rows(embedder.dimension * 8, ceiling=65_536),
     )
     return StageReport(
         name="vectors",
         fingerprint="",
         seconds=round(time.perf_counter() - started, 3),
-        counts={"vectors": vectors.num_rows},
-        rate=embed_stats.computed / embed_seconds if embed_stats.computed else None,
+        counts={"vectors": stats.index.rows},
+        rate=stats.embed.computed / stats.embed.seconds if stats.embed.computed else None,
         rate_unit="embeddings/s",
         details={
             # what this run computed, not what the index holds: kept out of the manifest's counts
-            "embedded": embed_stats.computed,
-            "cache_hits": embed_stats.reused,
+            "embedded": stats.embed.computed,
+            "cache_hits": stats.embed.reused,
             "model": {
                 "name": embedder.model_name,
                 "max_seq_length": embedder.max_seq_length,
                 "precision": embedder.bulk_precision,
             },
-            "ann": stats.model_dump(mode="json"),
+            "ann": stats.index.model_dump(mode="json"),
         },
     )
 
 
-def _graph_stage(plan: BuildPlan, lexicon: Lexicon) -> StageReport:
+def _graph_stage(plan: BuildPlan, con: duckdb.DuckDBPyConnection) -> StageReport:
     building = plan.building_dir
     if not (building / layout.ENTITY_TABLE).is_file():
         raise FileNotFoundError(f"the graph stage needs the entities stage's {layout.ENTITY_TABLE} first")
-    work = building / ".work-graph"
+    work = plan.work_dir / "graph"
     shutil.rmtree(work, ignore_errors=True)
     (building / layout.GRAPH).mkdir()
     stats = build_graph(
         Path(plan.ingest_dir),
-        sorted((building / layout.EVIDENCE).glob("*.parquet")),
+        EvidenceReader(building),
         building / layout.ENTITY_TABLE,
-        lexicon,
+        NameStore(plan.names_dir, con, Path(plan.unit_table)),
         building / layout.GRAPH_DB,
         work,
+        budget(plan),
     )
     shutil.rmtree(work)
     return StageReport(
@@ -370,8 +416,16 @@ def _graph_stage(plan: BuildPlan, lexicon: Lexicon) -> StageReport:
     )
 
 
-def _statements_stage(plan: BuildPlan, lexicon: Lexicon) -> StageReport:
-    stats = build_statements(Path(plan.ingest_dir), lexicon, plan.building_dir / layout.STATEMENT_TABLE)
+def _statements_stage(plan: BuildPlan, con: duckdb.DuckDBPyConnection) -> StageReport:
+    work = plan.work_dir / "statements"
+    stats = build_statements(
+        Path(plan.ingest_dir),
+        NameStore(plan.names_dir, con, Path(plan.unit_table)),
+        plan.building_dir / layout.STATEMENT_TABLE,
+        work,
+        budget(plan),
+    )
+    shutil.rmtree(work, ignore_errors=True)
     return StageReport(
         name="statements",
         fingerprint="",
@@ -388,9 +442,11 @@ def _statements_stage(plan: BuildPlan, lexicon: Lexicon) -> StageReport:
     )
 
 
-def _tables_stage(plan: BuildPlan) -> StageReport:
+def _tables_stage(plan: BuildPlan, con: duckdb.DuckDBPyConnection) -> StageReport:
     building = plan.building_dir
-    stats = build_tables(Path(plan.ingest_dir), building / layout.EVIDENCE, building / layout.TABLE_ROWS)
+    stats = build_tables(
+        Path(plan.ingest_dir), building / layout.EVIDENCE, building / layout.TABLE_ROWS, con, budget(plan)
+    )
     return StageReport(
         name="tables",
         fingerprint="",
@@ -406,111 +462,12 @@ def _tables_stage(plan: BuildPlan) -> StageReport:
     )
 
 
-def validate_build(plan: BuildPlan, settings: HqaSettings) -> dict[str, str]:
-    """Counts agree across the indexes and each answers one smoke query; raises when any check fails.
-
-    The typed statements hold every ingested statement but the skipped ones, and each evidence id
-    they cite is in the evidence.
-    """
-    building = plan.building_dir
-    evidence = read_evidence(building / layout.EVIDENCE, ["evidence_id", "text"])
-    results: dict[str, str] = {}
-    expected = evidence.num_rows
-    first = evidence.slice(0, 1).to_pylist()[0]
-
-    def check(name: str, fn: Callable[[], str | None]) -> None:
-        try:
-            problem = fn()
-        except Exception as exc:  # a broken index must fail validation, whatever the error
-            problem = f"{type(exc).__name__}: {exc}"
-        results[name] = problem or "ok"
-
-    def bm25() -> str | None:
-        index = Bm25Index(building / layout.BM25)
-        if index.count() != expected:
-            return f"{index.count()} documents for {expected} evidence rows"
-        hits = index.search(first["text"], 10)
-        return None if any(h.evidence_id == first["evidence_id"] for h in hits) else "smoke query missed"
-
-    def aliases() -> str | None:
-        table = pq.read_table(building / layout.ALIAS_TABLE, columns=["alias", "entity_id"])
-        index = AliasIndex(building / layout.ALIAS_INDEX)
-        if index.count() != table.num_rows:
-            return f"{index.count()} alias documents for {table.num_rows} aliases"
-        alias, entity = table["alias"][0].as_py(), table["entity_id"][0].as_py()
-        return None if any(h.entity_id == entity for h in index.lookup(alias, 50)) else "smoke lookup missed"
-
-    def vectors() -> str | None:
-        index = VectorIndex.open(building / layout.VECTORS)
-        if index.count() != expected:
-            return f"{index.count()} vectors for {expected} evidence rows"
-        hits = index.search(Embedder(embedder_settings(settings)).encode([first["text"]])[0], 5)
-        return None if any(h.evidence_id == first["evidence_id"] for h in hits) else "own text not nearest"
-
-    def graph() -> str | None:
-        with GraphIndex.open(building / layout.GRAPH_DB) as index:
-            count = index.counts().get("Evidence", 0)
-            if count != expected:
-                return f"{count} evidence nodes for {expected} evidence rows"
-            rows = index.query(
-                "MATCH (e:Evidence {id: $id}) RETURN e.text AS text", {"id": first["evidence_id"]}
-            )
-            return None if rows and rows[0]["text"] == first["text"] else "smoke query missed"
-
-    def statements() -> str | None:
-        store = StatementStore(building / layout.STATEMENT_TABLE)
-        ingested = sum(
-            pq.ParquetFile(f).metadata.num_rows for f in table_files(Path(plan.ingest_dir), ("statements",))
+def validate_build(plan: BuildPlan, index: IndexSettings) -> dict[str, str]:
+    """Counts agree across the indexes and each answers one smoke query; raises when any check fails."""
+    with duck_session(plan, "validate") as con:
+        results = validate_version(
+            plan.building_dir, Path(plan.ingest_dir), Embedder(embedder_settings(index)), con
         )
-        if store.stats is None:
-            return "the statements file carries no build stats"
-        if store.count() != ingested - store.stats.skipped:
-            return f"{store.count()} statements for {ingested} ingested, {store.stats.skipped} skipped"
-        ids = pq.read_table(
-            building / layout.STATEMENT_TABLE, columns=["statement_id", "subject", "evidence_id"]
-        )
-        cited = ids["evidence_id"].drop_null()
-        known = pc.is_in(cited, value_set=evidence["evidence_id"].combine_chunks())
-        missing = len(cited) - (pc.sum(known).as_py() or 0)
-        if missing:
-            return f"{missing} statements cite evidence ids the evidence does not hold"
-        if not ids.num_rows:
-            return None
-        first = ids.slice(0, 1).to_pylist()[0]
-        hits = store.lookup([first["subject"]])
-        return None if hits and hits[0].statement_id == first["statement_id"] else "smoke lookup missed"
-
-    def tables() -> str | None:
-        store = TableStore(building / layout.TABLE_ROWS)
-        if store.stats is None:
-            return "the tables file carries no build stats"
-        ingested = sum(
-            pq.ParquetFile(f).metadata.num_rows for f in table_files(Path(plan.ingest_dir), ("table_rows",))
-        )
-        if store.count() != ingested - store.stats.duplicate_rows:
-            return (
-                f"{store.count()} table rows for {ingested} ingested, {store.stats.duplicate_rows} duplicates"
-            )
-        if not store.count():
-            return None
-        first_row = pq.read_table(building / layout.TABLE_ROWS, columns=["table_id"]).slice(0, 1)
-        table_id = first_row["table_id"][0].as_py()
-        rows = store.rows(table_id)
-        return (
-            None
-            if rows and rows[0].table_id == table_id and rows[0].row_index == 0
-            else "smoke lookup missed"
-        )
-
-    for name, fn in (
-        ("bm25", bm25),
-        ("aliases", aliases),
-        ("vectors", vectors),
-        ("graph", graph),
-        ("statements", statements),
-        ("tables", tables),
-    ):
-        check(name, fn)
     failures = {k: v for k, v in results.items() if v != "ok"}
     if failures:
         raise ValidationFailed(f"index version {plan.version} failed validation: {failures}")

@@ -34,6 +34,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from ingest.progress import progress
+from schemas.settings import EMBEDDING_MODEL, EMBEDDING_PRECISION, Precision
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -57,14 +58,14 @@ WORDLLAMA_MAX_TOKENS = 512  # its tokenizer truncates there; recorded in cache_k
 
 
 class EmbedderSettings(BaseModel):
-    model: str = Field("all-MiniLM-L6-v2", description=f"one of {sorted(MODELS)}")
+    model: str = Field(EMBEDDING_MODEL, description=f"one of {sorted(MODELS)}")
     batch_size: int = Field(64, gt=0)
     max_seq_length: int | None = Field(None, gt=0, description="token cap; None = the model's own")
     workers: int = Field(
         1, ge=1, description="model copies for bulk encodes, one torch thread each; 1 = torch's own threads"
     )
-    bulk_precision: Literal["auto", "float32", "bfloat16"] = Field(
-        "auto",
+    bulk_precision: Precision = Field(
+        EMBEDDING_PRECISION,
         description="number format of bulk encodes (the index build); 'auto' = bfloat16 where the CPU "
         "multiplies it natively (AVX512-BF16), else float32; queries are always encoded in float32",
     )
@@ -163,7 +164,7 @@ class Embedder:
     @classmethod
     def for_index(cls, model_name: str | None, batch_size: int = 64) -> Embedder:
         """The embedder that made an index's vectors, from the ``name@version`` its manifest records."""
-        name = (model_name or "all-MiniLM-L6-v2").split("@", 1)[0]
+        name = (model_name or EMBEDDING_MODEL).split("@", 1)[0]
         return cls(EmbedderSettings(model=name, batch_size=batch_size))
 
     @property

@@ -54,6 +54,10 @@ class EmbeddingCache:
         for stale in self.dir.glob(".part-*.tmp"):  # a part whose write was interrupted
             stale.unlink()
 
+    def part_files(self) -> list[Path]:
+        """The cache's part files, oldest first (what the vector stage joins against)."""
+        return self._parts()
+
     def _parts(self) -> list[Path]:
         return sorted(
             (p for p in self.dir.iterdir() if _PART.fullmatch(p.name)),

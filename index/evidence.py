@@ -1,37 +1,47 @@
 """Verbalize the ingest output into evidence Parquet: one output file per ingest file.
 
 Each ingest file (one table of one input shard) is verbalized on its own, so the Airflow rebuild can
-map this over shards and a re-run replaces exactly one file. Names come from one ``Lexicon`` loaded
-from the whole ingest output, because a statement in one shard names entities of another.
-Identical evidence inside a file is written once (counted); across files, the index build dedupes.
+map this over shards and a re-run replaces exactly one file. The file is read in batches of the
+columns its verbalizer needs; for each batch the ids and titles it mentions are looked up in the
+build's name tables (``index.names``), because a statement in one shard names entities of another —
+so memory is bounded by the batch, whatever the size of the file or the corpus. Identical evidence
+inside a file is written once (counted): repeats are dropped as they come while the ids seen fit a
+bound the memory budget sets, and past it found by DuckDB once the file is written and left out when
+it is moved into place (the same rows either way). Across files, the index build dedupes
+(``index.evidence_reader``).
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
+import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
-from index.lexicon import Lexicon, table_files
-from index.verbalize.infobox import field_evidence
-from index.verbalize.kg import entity_evidence, statement_evidence
-from index.verbalize.tables import row_evidence
-from index.verbalize.text import passage_evidence
+from index.duck import record_batches
+from index.lexicon import table_files
+from index.names import BatchNames, NameStore
+from index.verbalize import frames, infobox, kg, tables, text
+from index.verbalize.buffer import EVIDENCE_SCHEMA, EvidenceBuffer
 from ingest.parquet_sink import ParquetSink
 from ingest.progress import progress
 from schemas.evidence import Evidence
+from schemas.settings import VerbalizeSettings
+
+__all__ = ["VerbalizeSettings", "VerbalizeStats", "ingest_files", "verbalize_all", "verbalize_file"]
 
 SOURCE_TABLES = ("statements", "passages", "table_rows", "infobox_fields", "entities")
 READ_BATCH_ROWS = 10_000
-
-
-class VerbalizeSettings(BaseModel):
-    max_words: int = Field(100, ge=10, description="words per passage window (plus its context prefix)")
-    entity_summaries: bool = Field(True, description="evidence for each entity's description and aliases")
+SEEN_LIMIT = 1_000_000  # ids a file's verbalizer remembers to drop repeats (~120 MB); past it, DuckDB
+ROW_GROUP_ROWS = 200_000  # the ingest sink's own; evidence files have always been written so
 
 
 class VerbalizeStats(BaseModel):
@@ -47,84 +57,196 @@ class VerbalizeStats(BaseModel):
     seconds: float
 
 
-def _records(path: Path, columns: list[str] | None = None) -> Iterator[dict]:
-    parquet = pq.ParquetFile(path)
-    for batch in parquet.iter_batches(batch_size=READ_BATCH_ROWS, columns=columns):
-        yield from batch.to_pylist()
+@dataclass(frozen=True)
+class SourceTable:
+    """How one ingest table is verbalized: its evidence type, columns, keys and provenance fields."""
+
+    source_type: str
+    columns: list[str] | None  # None: every column (a statement's value columns are all used)
+    provenance: tuple[str, ...]
 
 
-def _evidence_rows(
-    table: str, path: Path, lexicon: Lexicon, settings: VerbalizeSettings, skipped: Counter
-) -> Iterator[tuple[int, list[dict]]]:
-    """(records consumed, evidence rows) for each record of one ingest file."""
-    source = path.name.rsplit(".", 2)[0]  # '<input stem>.<shard>.parquet' -> the input it came from
+SOURCES = {
+    "statements": SourceTable("kg", None, kg.STATEMENT_PROVENANCE),
+    "entities": SourceTable("kg", ["id"], kg.ENTITY_PROVENANCE),
+    "passages": SourceTable("text", text.COLUMNS, text.PROVENANCE),
+    "table_rows": SourceTable("table", tables.COLUMNS, tables.PROVENANCE),
+    "infobox_fields": SourceTable("infobox", infobox.COLUMNS, infobox.PROVENANCE),
+}
+
+
+def _verbalize_batch(
+    table: str,
+    batch: pa.RecordBatch,
+    first_row: int,
+    names: BatchNames,
+    source: str,
+    settings: VerbalizeSettings,
+    skipped: Counter,
+) -> pa.Table:
+    """The evidence of one batch of records: passages and table rows said by polars (``frames``), KG
+    statements, entities and infobox fields record by record with the batch's lexicon."""
+    if table == "passages":
+        return frames.passage_frame(
+            batch, names.titles(first_row, batch.num_rows), source, settings.max_words
+        )
+    if table == "table_rows":
+        rows, empty = frames.row_frame(batch, names.titles(first_row, batch.num_rows), source)
+        if empty:
+            skipped["row without text"] += empty
+        return rows
+    spec = SOURCES[table]
+    out = EvidenceBuffer(spec.source_type, spec.provenance)
+    lexicon = names.lexicon(first_row, batch.num_rows)
     if table == "statements":
-        for record in _records(path):
-            row = statement_evidence(record, lexicon, source, skipped)
-            yield 1, [row] if row else []
+        kg.statement_batch(batch, lexicon, source, out, skipped)
     elif table == "entities":
-        for record in _records(path, ["id"]):
-            if not settings.entity_summaries:
-                skipped["entity summaries off"] += 1
-                yield 1, []
-                continue
-            yield 1, list(entity_evidence(lexicon, [record["id"]], source))
-    elif table == "passages":
-        for record in _records(path):
-            yield 1, list(passage_evidence(record, lexicon, source, settings.max_words))
-    elif table == "table_rows":
-        for record in _records(path):
-            row = row_evidence(record, lexicon, source)
-            if row is None:
-                skipped["row without text"] += 1
-            yield 1, [row] if row else []
-    elif table == "infobox_fields":
-        for record in _records(path):
-            row = field_evidence(record, lexicon, source, skipped)
-            yield 1, [row] if row else []
+        kg.entity_batch(batch.column("id").to_pylist(), lexicon, source, out)
     else:
-        raise ValueError(f"no verbalizer for table {table!r}; known: {SOURCE_TABLES}")
+        infobox.field_batch(batch, lexicon, source, out, skipped)
+    return out.table()
 
 
 def verbalize_file(
     table: str,
     path: Path,
     out_dir: Path,
-    lexicon: Lexicon,
+    names: NameStore,
     settings: VerbalizeSettings | None = None,
     on_records: Callable[[int], None] | None = None,
+    batch_rows: int = READ_BATCH_ROWS,
+    row_group_rows: int = ROW_GROUP_ROWS,
+    work_dir: Path | None = None,
+    seen_limit: int = SEEN_LIMIT,
 ) -> VerbalizeStats:
-    """Verbalize one ingest file into ``out_dir/<table>.<file name>``, written atomically."""
+    """Verbalize one ingest file into ``out_dir/<table>.<file name>``, written atomically.
+
+    ``batch_rows`` records are read at a time; evidence is written in row groups of at least
+    ``row_group_rows`` (memory holds about one row group of evidence besides the batch). The names
+    the batches mention are joined into ``work_dir`` (removed at the end; default: beside the output).
+    Repeated ids are dropped as they come while at most ``seen_limit`` ids have been seen; past that,
+    by DuckDB once the file is written (the same rows either way)."""
+    if table not in SOURCES:
+        raise ValueError(f"no verbalizer for table {table!r}; known: {SOURCE_TABLES}")
     settings = settings or VerbalizeSettings()
     started = time.perf_counter()
     out = Path(out_dir) / f"{table}.{Path(path).name}"
+    raw = out.with_name(f".{out.name}.{os.getpid()}.raw")
+    work = Path(work_dir) if work_dir is not None else out.with_name(f".{out.name}.{os.getpid()}.names")
+    source = Path(path).name.rsplit(".", 2)[0]  # '<input stem>.<shard>.parquet' -> the input it came from
     skipped: Counter = Counter()
-    seen: set[str] = set()
-    records = written = duplicates = 0
-    with ParquetSink(out, Evidence) as sink:
-        for consumed, rows in _evidence_rows(table, Path(path), lexicon, settings, skipped):
-            records += consumed
-            if on_records is not None and records % 1000 == 0:
-                on_records(1000)
-            for row in rows:
-                if row["evidence_id"] in seen:
-                    duplicates += 1
-                    continue
-                seen.add(row["evidence_id"])
-                sink.append(row)
-                written += 1
-    if on_records is not None:
-        on_records(records % 1000)
+    records = written = repeated = 0
+    seen: set[str] | None = set()
+    summaries = table != "entities" or settings.entity_summaries
+    try:
+        with (
+            names.names_for_file(table, path, batch_rows, work) as batch_names,
+            ParquetSink(raw, Evidence, row_group_rows=row_group_rows) as sink,
+        ):
+            parquet = pq.ParquetFile(path)
+            for batch in parquet.iter_batches(batch_size=batch_rows, columns=SOURCES[table].columns):
+                if summaries:
+                    rows = _verbalize_batch(table, batch, records, batch_names, source, settings, skipped)
+                    if seen is not None:
+                        rows, dropped = _first_seen(rows, seen)
+                        repeated += dropped
+                        seen = seen if len(seen) <= seen_limit else None
+                    sink.write_table(rows)
+                    written += rows.num_rows
+                else:
+                    skipped["entity summaries off"] += batch.num_rows
+                records += batch.num_rows
+                if on_records is not None:
+                    on_records(batch.num_rows)
+        if seen is not None:
+            os.replace(raw, out)
+            later = 0
+        else:  # too many ids to keep: the repeats the set did not see are found on disk
+            later = drop_repeated_ids(raw, out, names.con, batch_rows)
+    finally:
+        raw.unlink(missing_ok=True)
     return VerbalizeStats(
         table=table,
         input=str(path),
         output=str(out),
         records=records,
-        evidence=written,
-        duplicates=duplicates,
+        evidence=written - later,
+        duplicates=repeated + later,
         skipped=dict(skipped),
         seconds=round(time.perf_counter() - started, 3),
     )
+
+
+def _first_seen(rows: pa.Table, seen: set[str]) -> tuple[pa.Table, int]:
+    """``rows`` without those whose id is in ``seen`` or earlier in ``rows``; ``seen`` learns the rest."""
+    ids = rows.column("evidence_id").to_pylist()
+    fresh = set(ids)
+    if len(fresh) == len(ids) and fresh.isdisjoint(seen):  # the usual batch: no repeat, set operations only
+        seen |= fresh
+        return rows, 0
+    keep = []
+    for evidence_id in ids:
+        keep.append(evidence_id not in seen)
+        seen.add(evidence_id)
+    dropped = len(keep) - sum(keep)
+    return (rows.filter(pa.array(keep)) if dropped else rows), dropped
+
+
+REPEATS_SQL = """
+SELECT file_row_number AS row FROM (
+    SELECT file_row_number,
+           row_number() OVER (PARTITION BY evidence_id ORDER BY file_row_number) AS seen
+    FROM read_parquet($path, file_row_number=true)
+) WHERE seen > 1 ORDER BY row
+"""
+
+
+def drop_repeated_ids(raw: Path, out: Path, con: duckdb.DuckDBPyConnection, batch_rows: int) -> int:
+    """Move ``raw`` to ``out`` without the rows whose evidence id an earlier row has; returns how many.
+
+    DuckDB finds the repeats (out of core, one column read); the copy streams both the file and the
+    sorted repeat positions, so neither is ever whole in memory."""
+    stream = record_batches(con, REPEATS_SQL, {"path": str(raw)}, batch_rows)
+    try:
+        return _copy_without(raw, out, (b.column(0).to_numpy() for b in stream))
+    finally:
+        stream.close()
+
+
+def _copy_without(raw: Path, out: Path, repeats: Iterator[np.ndarray]) -> int:
+    pending = next((positions for positions in repeats if positions.size), None)
+    if pending is None:
+        os.replace(raw, out)
+        return 0
+    exhausted = False
+    dropped = 0
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    parquet = pq.ParquetFile(raw)
+    try:
+        with pq.ParquetWriter(tmp, EVIDENCE_SCHEMA, compression="zstd") as writer:
+            start = 0
+            for group in range(parquet.num_row_groups):
+                rows = parquet.read_row_group(group)
+                end = start + rows.num_rows
+                while not exhausted and (
+                    not pending.size or pending[-1] < end
+                ):  # more may fall in this group
+                    more = next(repeats, None)
+                    if more is None:
+                        exhausted = True
+                    else:
+                        pending = np.concatenate([pending, more])
+                inside = pending[pending < end]
+                pending = pending[pending >= end]
+                keep = np.ones(rows.num_rows, dtype=bool)
+                keep[inside - start] = False
+                dropped += int(inside.size)
+                writer.write_table(rows.filter(pa.array(keep)), row_group_size=max(1, rows.num_rows))
+                start = end
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return dropped
 
 
 def ingest_files(ingest_dir: Path) -> list[tuple[str, Path]]:
@@ -135,8 +257,9 @@ def ingest_files(ingest_dir: Path) -> list[tuple[str, Path]]:
 def verbalize_all(
     ingest_dir: Path,
     out_dir: Path,
-    lexicon: Lexicon,
+    names: NameStore,
     settings: VerbalizeSettings | None = None,
+    batch_rows: int = READ_BATCH_ROWS,
 ) -> list[VerbalizeStats]:
     """Verbalize every ingest file, with one progress bar over all records."""
     files = ingest_files(ingest_dir)
@@ -145,6 +268,9 @@ def verbalize_all(
     total = sum(pq.ParquetFile(path).metadata.num_rows for _, path in files)
     bar = progress("verbalize", total=total, unit="rec", unit_scale=True)
     try:
-        return [verbalize_file(table, path, out_dir, lexicon, settings, bar.update) for table, path in files]
+        return [
+            verbalize_file(table, path, out_dir, names, settings, bar.update, batch_rows)
+            for table, path in files
+        ]
     finally:
         bar.close()

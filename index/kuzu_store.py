@@ -46,13 +46,17 @@ class GraphStore:
         self._lock = threading.Lock()
 
     @classmethod
-    def create(cls, path: Path) -> GraphStore:
-        """A new, empty database at ``path`` (a single file in Kùzu 0.11); refuses to overwrite."""
+    def create(cls, path: Path, buffer_pool_mb: int | None = None) -> GraphStore:
+        """A new, empty database at ``path`` (a single file in Kùzu 0.11); refuses to overwrite.
+
+        ``buffer_pool_mb`` caps Kùzu's buffer pool (by default 80 % of the machine's memory), so a bulk
+        load keeps to a build's memory budget."""
         path = Path(path)
         if path.exists():
             raise FileExistsError(f"graph database already exists: {path}; remove it or build elsewhere")
         path.parent.mkdir(parents=True, exist_ok=True)
-        return cls(kuzu.Database(str(path)), path, read_only=False)
+        pool = (buffer_pool_mb << 20) if buffer_pool_mb else 0
+        return cls(kuzu.Database(str(path), buffer_pool_size=pool), path, read_only=False)
 
     @classmethod
     def open(cls, path: Path, read_only: bool = True) -> GraphStore:

@@ -1,6 +1,8 @@
 """Names of what an index version folder holds; readers and the build agree through these."""
 
 EVIDENCE = "evidence"  # evidence/<table>.<ingest file>.parquet
+EVIDENCE_DUPLICATES = "evidence_duplicates.parquet"  # positions of rows whose id an earlier file has
+WORK = ".work"  # a build's scratch: name tables, DuckDB spill, per-stage files; removed before publishing
 ENTITIES = "entities"
 ENTITY_TABLE = "entities/entities.parquet"
 ALIAS_TABLE = "entities/aliases.parquet"

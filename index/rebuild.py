@@ -9,6 +9,7 @@ because XCom stores JSON. The order: ``discover`` → ``ingest`` (one per shard)
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -155,7 +156,14 @@ def plan(params: Json, outcomes: list[Json], run_after: datetime | None = None) 
     removed = prune_stale_outputs(settings.ingest_dir, [o.job for o in results])
     finish_ingest(settings.ingest_dir, results, removed)
     version = VersionStore.version_name(run_after) if run_after is not None else None
-    build = plan_build(settings, force=p.force, version=version)
+    build = plan_build(
+        settings.index,
+        index_dir=settings.index_dir,
+        ingest_dir=settings.ingest_dir,
+        unit_table=settings.unit_table,
+        force=p.force,
+        version=version,
+    )
     return build.model_copy(update={"removed_runs": removed}).model_dump(mode="json")
 
 
@@ -167,7 +175,7 @@ def files_to_verbalize(plan: Json) -> list[Json]:
 def verbalize(params: Json, plan: Json, job: Json) -> Json:
     settings = RebuildParams.model_validate(params).settings()
     build = BuildPlan.model_validate(plan)
-    return verbalize_job(build, VerbalizeJob.model_validate(job), settings).model_dump(mode="json")
+    return verbalize_job(build, VerbalizeJob.model_validate(job), settings.index).model_dump(mode="json")
 
 
 def evidence(plan: Json, files: list[Json]) -> Json:
@@ -177,19 +185,26 @@ def evidence(plan: Json, files: list[Json]) -> Json:
 
 def stage(params: Json, plan: Json, name: str) -> Json:
     settings = RebuildParams.model_validate(params).settings()
-    return run_stage(BuildPlan.model_validate(plan), name, settings).model_dump(mode="json")
+    build = BuildPlan.model_validate(plan)
+    return run_stage(build, name, settings.index, settings.embedding_cache_dir).model_dump(mode="json")
 
 
 def validate(params: Json, plan: Json) -> dict[str, str]:
     settings = RebuildParams.model_validate(params).settings()
-    return validate_build(BuildPlan.model_validate(plan), settings)
+    return validate_build(BuildPlan.model_validate(plan), settings.index)
 
 
 def publish(params: Json, plan: Json, stages: list[Json], validation: dict[str, str]) -> Json:
     """Publish the version (atomic ``current`` switch); returns its manifest."""
     settings = RebuildParams.model_validate(params).settings()
     reports = {r.name: r for r in (StageReport.model_validate(s) for s in stages)}
-    manifest = publish_build(BuildPlan.model_validate(plan), settings, reports, validation)
+    manifest = publish_build(
+        BuildPlan.model_validate(plan),
+        json.loads(settings.model_dump_json()),
+        settings.index.keep_versions,
+        reports,
+        validation,
+    )
     return manifest.model_dump(mode="json")
 
 

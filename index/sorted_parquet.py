@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -88,3 +88,40 @@ def write_sorted(
         sorting_columns=pq.SortingColumn.from_ordering(table.schema, [(k, "ascending") for k in sort_keys]),
     )
     os.replace(tmp, out_path)
+
+
+def write_sorted_batches(
+    batches: Iterable[pa.RecordBatch],
+    schema: pa.Schema,
+    out_path: Path,
+    sort_keys: Sequence[str],
+    row_group_rows: int,
+    stats_key: bytes,
+    stats: BaseModel,
+) -> None:
+    """``write_sorted`` for rows that arrive in batches (already sorted, e.g. streamed from DuckDB's
+    out-of-core sort): the same file, row groups of exactly ``row_group_rows`` but the last, written as
+    they fill, so memory holds one row group and one batch."""
+    metadata = {**(schema.metadata or {}), stats_key: stats.model_dump_json().encode()}
+    schema = schema.with_metadata(metadata)
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.tmp")
+    sorting = pq.SortingColumn.from_ordering(schema, [(k, "ascending") for k in sort_keys])
+    pending: list[pa.Table] = []
+    rows = 0
+    try:
+        with pq.ParquetWriter(tmp, schema, compression="zstd", sorting_columns=sorting) as writer:
+            for batch in batches:
+                pending.append(pa.Table.from_batches([batch]).cast(schema))
+                rows += batch.num_rows
+                while rows >= row_group_rows:
+                    table = pa.concat_tables(pending)
+                    writer.write_table(table.slice(0, row_group_rows), row_group_size=row_group_rows)
+                    rest = table.slice(row_group_rows)
+                    pending, rows = [rest], rest.num_rows
+            if rows:
+                writer.write_table(pa.concat_tables(pending), row_group_size=row_group_rows)
+        os.replace(tmp, out_path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)

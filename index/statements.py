@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +23,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pydantic import BaseModel, Field
 
+from index.duck import MemoryBudget, record_batches, sql_path
 from index.lexicon import Lexicon, table_files
-from index.sorted_parquet import SortedParquet, write_sorted
+from index.names import NameStore
+from index.sorted_parquet import SortedParquet, write_sorted_batches
 from index.verbalize.kg import statement_evidence
 from index.verbalize.values import format_value
 from ingest.parquet_sink import rows_to_table
@@ -37,7 +39,6 @@ __all__ = ["StatementStats", "StatementStore", "TypedStatement", "build_statemen
 log = logging.getLogger(__name__)
 
 ROW_GROUP_ROWS = 16_384  # small enough that a lookup by subject reads little besides its own rows
-READ_BATCH_ROWS = 10_000
 MAX_SKIPPED_IDS = 100  # listed in the stats (the manifest); the count covers every skipped row
 STATS_KEY = b"hqa.statement_stats"  # the build's stats, kept in the file's schema metadata
 # qualifier property -> the statement columns its first time value fills
@@ -155,94 +156,113 @@ class _Skips:
             log.warning("statement %s (%s) skipped: %s: %s", statement_id, where, type(exc).__name__, exc)
 
 
-def _to_table(rows: list[dict], records: list[dict], wheres: list[str], skips: _Skips) -> pa.Table:
-    """Rows as Arrow; when the batch does not convert, row by row, leaving out the ones that do not fit."""
+def _to_table(
+    rows: list[dict], records: list[dict], wheres: list[str], skips: _Skips, positions: list[int]
+) -> tuple[pa.Table, list[int]]:
+    """Rows as Arrow (with the positions of those kept); when the batch does not convert, row by row,
+    leaving out the ones that do not fit."""
     try:
-        return rows_to_table(rows, TypedStatement)
+        return rows_to_table(rows, TypedStatement), positions
     except ValueError:
         pass
-    kept = []
-    for row, record, where in zip(rows, records, wheres, strict=True):
+    kept, kept_positions = [], []
+    for row, record, where, position in zip(rows, records, wheres, positions, strict=True):
         try:
             kept.append(rows_to_table([row], TypedStatement))
+            kept_positions.append(position)
         except ValueError as exc:
             skips.add(record, where, exc)
-    return pa.concat_tables(kept) if kept else arrow_schema(TypedStatement).empty_table()
+    table = pa.concat_tables(kept) if kept else arrow_schema(TypedStatement).empty_table()
+    return table, kept_positions
+
+
+PART_COLUMNS = [pa.field("_pos", pa.int64()), pa.field("_rank", pa.int8())]
+SORTED_SQL = """
+SELECT * EXCLUDE (_pos, _rank) FROM read_parquet({parts}) ORDER BY subject, property, _rank, _pos
+"""
+
+
+def _with_order(table: pa.Table, positions: list[int]) -> pa.Table:
+    """The sort keys the row groups are cut by: rank order (preferred first) and input position."""
+    ranks = pc.index_in(table["rank"], value_set=pa.array(list(RANK_ORDER))).cast(pa.int8())
+    return table.append_column(PART_COLUMNS[0], pa.array(positions, pa.int64())).append_column(
+        PART_COLUMNS[1], ranks
+    )
 
 
 def _file_tables(
-    path: Path, lexicon: Lexicon, skips: _Skips, on_rows: Callable[[int], object]
-) -> Iterable[pa.Table]:
+    index: int, path: Path, names: NameStore, skips: _Skips, batch_rows: int, work: Path
+) -> Iterator[pa.Table]:
+    """The typed statements of one ingest file, batch by batch, with their position (file, row) and rank
+    order for the sort."""
     source = path.name
     evidence_source = path.name.rsplit(".", 2)[0]  # as the verbalizer names the input
-    position = 0
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=READ_BATCH_ROWS):
-        rows, records, wheres = [], [], []
-        for record in batch.to_pylist():
-            where = f"{path}, row {position}"
-            position += 1
-            try:
-                rows.append(typed_statement(record, lexicon, source, evidence_source))
-            except Exception as exc:  # a bad row is skipped and counted, whatever is wrong with it
-                skips.add(record, where, exc)
-                continue
-            records.append(record)
-            wheres.append(where)
-        on_rows(batch.num_rows)
-        yield _to_table(rows, records, wheres, skips)
+    start = 0
+    with names.names_for_file("statements", path, batch_rows, work) as batch_names:
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_rows):
+            lexicon = batch_names.lexicon(start, batch.num_rows)
+            rows, records, wheres, positions = [], [], [], []
+            for offset, record in enumerate(batch.to_pylist()):
+                where = f"{path}, row {start + offset}"
+                try:
+                    rows.append(typed_statement(record, lexicon, source, evidence_source))
+                except Exception as exc:  # a bad row is skipped and counted, whatever is wrong with it
+                    skips.add(record, where, exc)
+                    continue
+                records.append(record)
+                wheres.append(where)
+                positions.append((index << 40) + start + offset)
+            start += batch.num_rows
+            yield _with_order(*_to_table(rows, records, wheres, skips, positions))
 
 
-def sort_statements(table: pa.Table) -> pa.Table:
-    """By subject, property, then rank (preferred, normal, deprecated); ties keep their input order."""
-    keys = pa.table(
-        {
-            "subject": table["subject"],
-            "property": table["property"],
-            "rank": pc.index_in(table["rank"], value_set=pa.array(list(RANK_ORDER))),
-            "position": pa.array(range(table.num_rows), pa.int64()),
-        }
-    )
-    order = pc.sort_indices(keys, sort_keys=[(name, "ascending") for name in keys.column_names])
-    return table.take(order)
-
-
-def build_statements(ingest_dir: Path, lexicon: Lexicon, out_path: Path) -> StatementStats:
+def build_statements(
+    ingest_dir: Path, names: NameStore, out_path: Path, work_dir: Path, budget: MemoryBudget
+) -> StatementStats:
     """Write every ingest statement, typed and labelled, to one sorted Parquet file (atomically).
 
-    Without any statements in the ingest (no Wikidata input) the file is written empty, with the schema.
+    Typed batch by batch into an unsorted part file, then sorted by DuckDB out of core (subject,
+    property, rank, input order) and written in row groups of ``ROW_GROUP_ROWS``. Without any statements
+    in the ingest (no Wikidata input) the file is written empty, with the schema.
     """
     started = time.perf_counter()
     files = table_files(Path(ingest_dir), ("statements",))
     input_rows = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+    schema = arrow_schema(TypedStatement)
+    work_dir = Path(work_dir)
+    parts = work_dir / "statements.unsorted.parquet"
+    parts.parent.mkdir(parents=True, exist_ok=True)
     skips = _Skips()
-    tables = []
+    counts: Counter = Counter()
+    batch_rows = budget.batch_rows(4_000, ceiling=50_000)
     bar = progress("statements", total=input_rows, unit="stmt", unit_scale=True)
     try:
-        for path in files:
-            tables.extend(_file_tables(path, lexicon, skips, bar.update))
+        with pq.ParquetWriter(parts, schema.append(PART_COLUMNS[0]).append(PART_COLUMNS[1])) as writer:
+            for index, path in enumerate(files):
+                for table in _file_tables(index, path, names, skips, batch_rows, work_dir / f"names-{index}"):
+                    writer.write_table(table)
+                    counts["statements"] += table.num_rows
+                    counts["with_evidence"] += table.num_rows - table["evidence_id"].null_count
+                    counts["deprecated"] += pc.sum(pc.equal(table["rank"], "deprecated")).as_py() or 0
+                    bar.update(table.num_rows)
     finally:
         bar.close()
-    schema = arrow_schema(TypedStatement)
-    table = sort_statements(pa.concat_tables(tables)) if tables else schema.empty_table()
     stats = StatementStats(
         files=len(files),
         input_rows=input_rows,
-        statements=table.num_rows,
-        with_evidence=table.num_rows - table["evidence_id"].null_count,
-        deprecated=pc.sum(pc.equal(table["rank"], "deprecated")).as_py() or 0,
+        statements=counts["statements"],
+        with_evidence=counts["with_evidence"],
+        deprecated=counts["deprecated"],
         skipped=skips.count,
         skipped_ids=skips.ids,
         skip_reasons=dict(skips.reasons),
         seconds=round(time.perf_counter() - started, 3),
     )
-    write_sorted(
-        table.replace_schema_metadata(schema.metadata),
-        out_path,
-        ["subject", "property"],
-        ROW_GROUP_ROWS,
-        STATS_KEY,
-        stats,
+    sorted_rows = record_batches(names.con, SORTED_SQL.format(parts=sql_path(parts)), rows=ROW_GROUP_ROWS)
+    write_sorted_batches(
+        sorted_rows, schema, out_path, ["subject", "property"], ROW_GROUP_ROWS, STATS_KEY, stats
     )
+    parts.unlink()
     return stats
 
 

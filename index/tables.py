@@ -14,13 +14,13 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.compute as pc
+import duckdb
 import pyarrow.parquet as pq
 from pydantic import BaseModel, Field
 
+from index.duck import MemoryBudget, read_sql, record_batches, sql_path
 from index.lexicon import table_files
-from index.sorted_parquet import SortedParquet, write_sorted
+from index.sorted_parquet import SortedParquet, write_sorted_batches
 from schemas import arrow_schema
 from schemas.wikipedia import IndexedTableRow, TableRow
 
@@ -39,72 +39,78 @@ class TableStats(BaseModel):
     seconds: float
 
 
-def _with_evidence_ids(part: pa.Table, evidence_file: Path) -> pa.Table:
-    """``part`` (one ingest file's rows) with the id of the evidence its verbalizer wrote for each row."""
-    ids = pa.nulls(part.num_rows, pa.string())
-    if evidence_file.is_file() and part.num_rows:
-        said = pq.read_table(evidence_file, columns=["evidence_id", "provenance"])
-        provenance = said["provenance"].combine_chunks()
-        keys = [
-            f"{t}\x1f{r}"
-            for t, r in zip(
-                provenance.field("table_id").to_pylist(),
-                provenance.field("row_index").to_pylist(),
-                strict=True,
-            )
-        ]
-        wanted = [
-            f"{t}\x1f{r}"
-            for t, r in zip(part["table_id"].to_pylist(), part["row_index"].to_pylist(), strict=True)
-        ]
-        at = pc.index_in(pa.array(wanted, pa.string()), value_set=pa.array(keys, pa.string()))
-        ids = pc.take(said["evidence_id"].combine_chunks(), at)
-    return part.append_column("evidence_id", ids)
+def _evidence_ids(files: list[Path], evidence_dir: Path) -> str:
+    """(file index, table id, row, evidence id) of the rows each ingest file's table evidence says: the
+    evidence file ``table_rows.<ingest file name>`` of the same ingest file, its first row of a key."""
+    parts = [
+        f"SELECT {index} AS f, provenance.table_id AS table_id, provenance.row_index AS row_index, "
+        "evidence_id, "
+        f"file_row_number FROM read_parquet({sql_path(evidence_dir / f'table_rows.{path.name}')}, "
+        "file_row_number=true)"
+        for index, path in enumerate(files)
+        if (evidence_dir / f"table_rows.{path.name}").is_file()
+    ]
+    if not parts:
+        return (
+            "(SELECT NULL::BIGINT AS f, NULL::VARCHAR AS table_id, NULL::INTEGER AS row_index, "
+            "NULL::VARCHAR AS evidence_id WHERE false)"
+        )
+    return (
+        "(SELECT f, table_id, row_index, arg_min(evidence_id, file_row_number) AS evidence_id "
+        f"FROM ({' UNION ALL '.join(parts)}) GROUP BY f, table_id, row_index)"
+    )
 
 
-def build_tables(ingest_dir: Path, evidence_dir: Path, out_path: Path) -> TableStats:
+KEPT_SQL = """
+WITH rows AS (SELECT {columns}, pos, pos >> 40 AS f FROM {rows}),
+owners AS (SELECT table_id, min(f) AS f FROM rows GROUP BY table_id)
+SELECT r.*, e.evidence_id FROM rows r
+JOIN owners o ON o.table_id = r.table_id AND o.f = r.f
+LEFT JOIN {evidence} e ON e.f = r.f AND e.table_id = r.table_id AND e.row_index = r.row_index
+"""
+
+
+def build_tables(
+    ingest_dir: Path, evidence_dir: Path, out_path: Path, con: duckdb.DuckDBPyConnection, budget: MemoryBudget
+) -> TableStats:
     """Write every ingest table row to one file sorted by (table id, row index), atomically.
 
     Each row carries the id of its evidence, read from the evidence stage's file for the same ingest
-    file (``table_rows.<ingest file name>``), so a row picked by SQL leads straight to its evidence.
+    file (``table_rows.<ingest file name>``), so a row picked by SQL leads straight to its evidence. A
+    page in two dumps gives the same table id twice: the first file in name order keeps the whole table
+    (rows of two revisions are never mixed). The join and the sort are DuckDB's, out of core.
     """
     started = time.perf_counter()
     files = table_files(Path(ingest_dir), ("table_rows",))
     schema = arrow_schema(IndexedTableRow)
     plain = arrow_schema(TableRow)
-    parts = [
-        _with_evidence_ids(pq.read_table(f, schema=plain), Path(evidence_dir) / f"table_rows.{f.name}").cast(
-            schema
+    if files:
+        kept = KEPT_SQL.format(
+            columns=", ".join(plain.names),
+            rows=read_sql(files, position=True),
+            evidence=_evidence_ids(files, Path(evidence_dir)),
         )
-        for f in files
-    ]
-    table = pa.concat_tables(parts) if parts else schema.empty_table()
-    rows_in = table.num_rows
-    if rows_in:
-        # a page in two dumps gives the same table id twice: the first file in name order keeps the
-        # whole table (rows of two revisions are never mixed)
-        source = pa.array([i for i, part in enumerate(parts) for _ in range(part.num_rows)], pa.int32())
-        keyed = table.append_column("_file", source)
-        first = keyed.group_by("table_id", use_threads=False).aggregate([("_file", "min")])
-        owner = pc.index_in(keyed["table_id"], value_set=first["table_id"])
-        keep = pc.equal(source, pc.take(first["_file_min"], owner))
-        table = table.filter(keep)
-        table = table.take(pc.sort_indices(table, [("table_id", "ascending"), ("row_index", "ascending")]))
+        rows_in = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+        ((tables, rows, without),) = con.sql(
+            f"SELECT count(DISTINCT table_id), count(*), count(*) - count(evidence_id) FROM ({kept})"
+        ).fetchall()
+        ordered = f"SELECT {', '.join(schema.names)} FROM ({kept}) ORDER BY table_id, row_index, pos"
+    else:
+        rows_in = tables = rows = without = 0
+        ordered = None
     stats = TableStats(
         files=len(files),
-        tables=pc.count_distinct(table["table_id"]).as_py() if table.num_rows else 0,
-        rows=table.num_rows,
-        duplicate_rows=rows_in - table.num_rows,
-        rows_without_evidence=table["evidence_id"].null_count,
+        tables=tables,
+        rows=rows,
+        duplicate_rows=rows_in - rows,
+        rows_without_evidence=without,
         seconds=round(time.perf_counter() - started, 3),
     )
-    write_sorted(
-        table.replace_schema_metadata(schema.metadata),
-        out_path,
-        ["table_id", "row_index"],
-        ROW_GROUP_ROWS,
-        STATS_KEY,
-        stats,
+    batches = (
+        record_batches(con, ordered, rows=budget.batch_rows(3_000, ceiling=ROW_GROUP_ROWS)) if ordered else []
+    )
+    write_sorted_batches(
+        batches, schema, out_path, ["table_id", "row_index"], ROW_GROUP_ROWS, STATS_KEY, stats
     )
     return stats
 

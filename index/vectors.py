@@ -17,11 +17,13 @@ import json
 import logging
 import os
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
+import duckdb
 import lancedb
 import numpy as np
 import pyarrow as pa
@@ -29,10 +31,12 @@ import pyarrow.compute as pc
 from lancedb.index import IvfHnswSq, IvfPq
 from pydantic import BaseModel, Field
 
+from index.duck import read_sql, record_batches, scalar
 from index.embedder import Embedder
-from index.embedding_cache import EmbeddingCache, vector_array
+from index.embedding_cache import EmbeddingCache
 from ingest.progress import progress
 from schemas.evidence import SOURCE_TYPES, SourceType
+from schemas.settings import ANN_MIN_ROWS, ANN_NPROBES, ANN_REFINE_FACTOR
 
 log = logging.getLogger(__name__)
 
@@ -53,12 +57,14 @@ class EmbedStats(BaseModel):
 
 
 class VectorIndexSettings(BaseModel):
-    ann_min_rows: int = Field(50_000, ge=1, description="build an ANN index from this many rows on")
+    ann_min_rows: int = Field(ANN_MIN_ROWS, ge=1, description="build an ANN index from this many rows on")
     index_type: Literal["IVF_PQ", "IVF_HNSW_SQ"] = "IVF_PQ"
     num_partitions: int | None = Field(None, ge=1, description="IVF partitions; None = LanceDB's choice")
     num_sub_vectors: int = Field(48, ge=1, description="IVF_PQ: 8 dims per code for 384-d, SIMD-friendly")
-    nprobes: int = Field(20, ge=1, description="partitions searched per query")
-    refine_factor: int | None = Field(30, ge=1, description="re-score this * k candidates exactly")
+    nprobes: int = Field(ANN_NPROBES, ge=1, description="partitions searched per query")
+    refine_factor: int | None = Field(
+        ANN_REFINE_FACTOR, ge=1, description="re-score this * k candidates exactly"
+    )
     m: int = Field(20, ge=2, description="IVF_HNSW_SQ: graph degree")
     ef_construction: int = Field(150, ge=10, description="IVF_HNSW_SQ: build-time candidate list")
     ef: int = Field(200, ge=1, description="IVF_HNSW_SQ: query-time candidate list")
@@ -85,85 +91,194 @@ class VectorHit(BaseModel):
     score: float = Field(description="cosine similarity to the query vector")
 
 
-def _first_rows(table: pa.Table) -> pa.Table:
-    """``table`` with each evidence id's first row only: the same id is the same text."""
-    ids = table.column("evidence_id")
-    unique = pc.unique(ids)
-    if len(unique) == len(ids):
-        return table
-    return table.take(pc.index_in(unique, value_set=ids))
+class VectorBuildStats(BaseModel):
+    embed: EmbedStats
+    index: VectorIndexStats
+
+
+class EvidenceRelation(Protocol):
+    """Evidence as a SQL relation, each id once, with ``pos`` (its order): ``EvidenceReader`` or
+    ``InMemoryEvidence``."""
+
+    def sql(self, columns: list[str]) -> str: ...
+
+
+class InMemoryEvidence:
+    """A small evidence table (tests, benchmarks) as a relation of a DuckDB connection: the first row of
+    each id, in table order."""
+
+    def __init__(self, table: pa.Table, con: duckdb.DuckDBPyConnection, name: str = "evidence_table"):
+        self.name = name
+        con.register(name, table.append_column("pos", pa.array(range(table.num_rows), pa.int64())))
+
+    def sql(self, columns: list[str]) -> str:
+        wanted = ", ".join(columns)
+        return (
+            f"(SELECT {wanted}, pos FROM {self.name} "
+            "QUALIFY row_number() OVER (PARTITION BY evidence_id ORDER BY pos) = 1)"
+        )
+
+
+def _cache_relation(cache: EmbeddingCache) -> str:
+    """The cache's vectors, one per id (the first part holding it wins: a repeat is the same vector)."""
+    parts = cache.part_files()
+    if not parts:
+        return "(SELECT NULL::VARCHAR AS evidence_id, NULL::FLOAT[] AS vector WHERE false)"
+    return (
+        f"(SELECT evidence_id, arg_min(vector, pos) AS vector FROM {read_sql(parts, position=True)} "
+        "GROUP BY evidence_id)"
+    )
+
+
+def _cached_ids(cache: EmbeddingCache) -> str:
+    parts = cache.part_files()
+    if not parts:
+        return "(SELECT NULL::VARCHAR AS evidence_id WHERE false)"
+    return f"(SELECT evidence_id FROM {read_sql(parts)})"
+
+
+def _last_flagged(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[bool, pa.RecordBatch]]:
+    """(is this the last batch, batch)."""
+    previous = next(batches, None)
+    for batch in batches:
+        yield False, previous  # type: ignore[misc]
+        previous = batch
+    if previous is not None:
+        yield True, previous
+
+
+def embed_missing(
+    evidence: EvidenceRelation, embedder: Embedder, cache: EmbeddingCache, con: duckdb.DuckDBPyConnection
+) -> EmbedStats:
+    """Embed every evidence text the cache lacks, longest first, ``cache.part_rows`` texts at a time.
+
+    Each chunk goes to the cache as it is computed, and the buffer is flushed even when embedding
+    fails, so a re-run after an interruption picks up where this one stopped. Which ids are missing,
+    and the global length order, are DuckDB's (an anti-join and a sort, out of core); Python holds one
+    chunk of texts."""
+    started = time.perf_counter()
+    rows = scalar(con, f"SELECT count(*) FROM {evidence.sql(['evidence_id'])}")
+    todo_sql = (
+        f"SELECT e.evidence_id, e.text FROM {evidence.sql(['evidence_id', 'text'])} e "
+        f"ANTI JOIN {_cached_ids(cache)} c USING (evidence_id) ORDER BY length(e.text) DESC, e.pos"
+    )
+    todo = scalar(con, f"SELECT count(*) FROM ({todo_sql})")
+    bar = progress("embed evidence", total=todo, unit="text")
+    done = 0
+    try:
+        ids: list[str] = []
+        texts: list[str] = []
+        for last, batch in _last_flagged(record_batches(con, todo_sql, rows=cache.part_rows)):
+            ids += batch.column("evidence_id").to_pylist()
+            texts += batch.column("text").to_pylist()
+            while len(texts) >= cache.part_rows or (last and texts):
+                chunk = min(cache.part_rows, len(texts))
+                cache.add(ids[:chunk], embedder.encode(texts[:chunk], on_progress=bar.update))
+                ids, texts, done = ids[chunk:], texts[chunk:], done + chunk
+                # a log line per part too: where no terminal shows the bar (Airflow task logs)
+                log.info("embedded %d/%d new evidence texts", done, todo)
+    finally:
+        cache.flush()
+        bar.close()
+    stats = EmbedStats(
+        rows=rows,
+        unique=rows,
+        reused=rows - todo,
+        computed=todo,
+        seconds=time.perf_counter() - started,
+        model=embedder.model_name,
+    )
+    log.info("embedded %d evidence ids, reused %d from the cache", stats.computed, stats.reused)
+    return stats
+
+
+def vector_batches(
+    evidence: EvidenceRelation,
+    cache: EmbeddingCache,
+    con: duckdb.DuckDBPyConnection,
+    dimension: int,
+    model_name: str,
+    batch_rows: int = 65_536,
+) -> pa.RecordBatchReader:
+    """Every evidence row with its cached vector, in evidence order, streamed (a join and a sort of
+    DuckDB's); fails at the end when an evidence id has no vector (embed it first)."""
+    schema = pa.schema(
+        [  # large strings: what the table has always held (it was made from a polars frame)
+            ("evidence_id", pa.large_string()),
+            ("source_type", pa.large_string()),
+            ("page_title", pa.large_string()),
+            ("vector", pa.list_(pa.float32(), dimension)),
+        ],
+        metadata={MODEL_KEY: model_name.encode()},
+    )
+    sql = (
+        f"SELECT e.evidence_id, e.source_type, e.page_title, c.vector "
+        f"FROM {evidence.sql(['evidence_id', 'source_type', 'page_title'])} e "
+        f"LEFT JOIN {_cache_relation(cache)} c USING (evidence_id) ORDER BY e.pos"
+    )
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for batch in record_batches(con, sql, rows=batch_rows):
+            vectors = batch.column("vector")
+            if vectors.null_count:
+                missing = batch.column("evidence_id").filter(vectors.is_null())
+                raise KeyError(
+                    f"{len(missing)} ids have no vector in {cache.dir}, e.g. {missing[0].as_py()!r}; "
+                    "embed them first"
+                )
+            yield pa.RecordBatch.from_arrays(
+                [batch.column(i).cast(schema.field(i).type) for i in range(4)], schema=schema
+            )
+
+    return pa.RecordBatchReader.from_batches(schema, batches())
+
+
+def build_vectors(
+    evidence: EvidenceRelation,
+    embedder: Embedder,
+    cache: EmbeddingCache,
+    out_dir: Path,
+    settings: VectorIndexSettings,
+    con: duckdb.DuckDBPyConnection,
+    batch_rows: int = 65_536,
+) -> VectorBuildStats:
+    """Embed what the cache lacks, then write the LanceDB table batch by batch and index it on disk."""
+    embed = embed_missing(evidence, embedder, cache, con)
+    reader = vector_batches(evidence, cache, con, embedder.dimension, embedder.model_name, batch_rows)
+    return VectorBuildStats(embed=embed, index=build_vector_index(reader, out_dir, settings))
 
 
 def embed_evidence(
     evidence: pa.Table, embedder: Embedder, cache: EmbeddingCache
 ) -> tuple[pa.Table, EmbedStats]:
-    """Vectors for every evidence row (one row per id), embedding only ids the cache lacks.
-
-    New vectors go to the cache part by part as they are computed, and the buffer is flushed even
-    when embedding fails, so a re-run after an interruption picks up where this one stopped.
-    """
-    started = time.perf_counter()
-    rows = evidence.num_rows
-    evidence = _first_rows(evidence)
-    known = pa.array(sorted(cache.known_ids()), pa.string())
-    todo = evidence.filter(pc.invert(pc.is_in(evidence.column("evidence_id"), value_set=known)))
-    # one global length order, so the chunks below are as uniform as the batches inside them
-    todo = todo.take(np.argsort(-pc.utf8_length(todo.column("text")).to_numpy(), kind="stable"))
-    todo_ids, texts = todo.column("evidence_id").to_pylist(), todo.column("text").to_pylist()
-    bar = progress("embed evidence", total=len(texts), unit="text")
+    """Vectors for a small evidence table held in memory (one row per id, first row wins), embedding
+    only ids the cache lacks: the build stage's steps on an in-memory relation, for tests and studies."""
+    con = duckdb.connect()
     try:
-        for start in range(0, len(texts), cache.part_rows):
-            chunk = slice(start, start + cache.part_rows)
-            cache.add(todo_ids[chunk], embedder.encode(texts[chunk], on_progress=bar.update))
-            # a log line per part too: where no terminal shows the bar (Airflow task logs)
-            done = min(start + cache.part_rows, len(texts))
-            log.info("embedded %d/%d new evidence texts", done, len(texts))
+        relation = InMemoryEvidence(evidence, con)
+        stats = embed_missing(relation, embedder, cache, con)
+        table = vector_batches(relation, cache, con, embedder.dimension, embedder.model_name).read_all()
     finally:
-        cache.flush()
-        bar.close()
-    ids = evidence.column("evidence_id").to_pylist()
-    vectors = cache.get(ids) if ids else np.empty((0, embedder.dimension), np.float32)
-    page_title = (
-        evidence.column("page_title")
-        if "page_title" in evidence.column_names
-        else pa.nulls(evidence.num_rows, pa.string())
-    )
-    out = pa.table(
-        {
-            "evidence_id": evidence.column("evidence_id"),
-            "source_type": evidence.column("source_type"),
-            "page_title": page_title,
-            "vector": vector_array(vectors),
-        }
-    ).replace_schema_metadata({MODEL_KEY: embedder.model_name.encode()})
-    stats = EmbedStats(
-        rows=rows,
-        unique=evidence.num_rows,
-        reused=evidence.num_rows - len(texts),
-        computed=len(texts),
-        seconds=time.perf_counter() - started,
-        model=embedder.model_name,
-    )
-    log.info("embedded %d evidence ids, reused %d from the cache", stats.computed, stats.reused)
-    return out, stats
+        con.close()
+    return table, stats.model_copy(update={"rows": evidence.num_rows})
 
 
-def _check_vectors(table: pa.Table) -> int:
+def _check_schema(schema: pa.Schema) -> int:
     """The vector dimension, after checking the columns the index needs."""
-    missing = [c for c in COLUMNS if c not in table.column_names]
+    missing = [c for c in COLUMNS if c not in schema.names]
     if missing:
-        raise ValueError(f"vector table lacks columns {missing}; build it with embed_evidence()")
-    vtype = table.schema.field("vector").type
+        raise ValueError(f"vector table lacks columns {missing}; build it with vector_batches()")
+    vtype = schema.field("vector").type
     if not (pa.types.is_fixed_size_list(vtype) and vtype.value_type == pa.float32()):
         raise ValueError(f"column 'vector' must be fixed_size_list<float32>, got {vtype}")
-    bad = pc.unique(
-        table.column("source_type").filter(
-            pc.invert(pc.is_in(table.column("source_type"), pa.array(SOURCE_TYPES)))
-        )
-    )
+    return vtype.list_size
+
+
+def _check_source_types(batch: pa.RecordBatch) -> None:
+    types = batch.column("source_type")
+    bad = pc.unique(types.filter(pc.invert(pc.is_in(types, pa.array(SOURCE_TYPES)))))
     if len(bad):
         raise ValueError(f"unknown source types {bad.to_pylist()}; expected {list(SOURCE_TYPES)}")
-    return vtype.list_size
 
 
 def pq_sub_vectors(dimension: int, dims_per_code: int = 8) -> int:
@@ -189,17 +304,28 @@ def _ann_config(settings: VectorIndexSettings, dimension: int) -> IvfPq | IvfHns
 
 
 def build_vector_index(
-    table: pa.Table, out_dir: Path, settings: VectorIndexSettings | None = None
+    data: pa.Table | pa.RecordBatchReader, out_dir: Path, settings: VectorIndexSettings | None = None
 ) -> VectorIndexStats:
-    """Write ``table`` (from ``embed_evidence``) as the LanceDB table ``evidence`` under ``out_dir``.
+    """Write ``data`` (``vector_batches`` or a table of its columns) as the LanceDB table ``evidence``
+    under ``out_dir``, batch by batch, then build the ANN index from the table on disk.
 
     The manifest is removed first and written last, so a build that dies half way leaves a folder
     that ``VectorIndex.open`` refuses rather than a half-built index it would serve.
     """
     settings = settings or VectorIndexSettings()
     started = time.perf_counter()
-    dimension = _check_vectors(table)
-    table = table.select(COLUMNS)
+    reader = data.to_reader() if isinstance(data, pa.Table) else data
+    dimension = _check_schema(reader.schema)
+    counts: dict[str, int] = {}
+
+    def counted() -> Iterator[pa.RecordBatch]:
+        for batch in reader:
+            _check_source_types(batch)
+            for row in pc.value_counts(batch.column("source_type")).to_pylist():
+                counts[row["values"]] = counts.get(row["values"], 0) + row["counts"]
+            yield batch.select(COLUMNS)
+
+    schema = pa.schema([reader.schema.field(c) for c in COLUMNS], metadata=reader.schema.metadata)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / MANIFEST).unlink(missing_ok=True)
@@ -207,21 +333,21 @@ def build_vector_index(
     # overwrite would keep the old version's files; a rebuild starts from an empty table instead
     if TABLE in db.list_tables().tables:
         db.drop_table(TABLE)
-    lance_table = db.create_table(TABLE, data=table)
+    lance_table = db.create_table(TABLE, data=pa.RecordBatchReader.from_batches(schema, counted()))
+    rows = lance_table.count_rows()
     ann_index = None
-    if table.num_rows >= settings.ann_min_rows:
-        log.info("building %s over %d vectors", settings.index_type, table.num_rows)
+    if rows >= settings.ann_min_rows:
+        log.info("building %s over %d vectors", settings.index_type, rows)
         lance_table.create_index("vector", config=_ann_config(settings, dimension))
         ann_index = settings.index_type
-    metadata = table.schema.metadata or {}
-    counts = pc.value_counts(table.column("source_type")).to_pylist()
+    metadata = reader.schema.metadata or {}
     stats = VectorIndexStats(
-        rows=table.num_rows,
+        rows=rows,
         dimension=dimension,
         embedding_model=metadata[MODEL_KEY].decode() if MODEL_KEY in metadata else None,
         ann_index=ann_index,
         settings=settings,
-        source_type_counts={c["values"]: c["counts"] for c in counts},
+        source_type_counts=counts,
         build_seconds=time.perf_counter() - started,
         lancedb_version=version("lancedb"),
         built_at=datetime.now(UTC),

@@ -45,27 +45,55 @@ def read_config_file(path: Path, what: str = "settings") -> dict[str, Any]:
         raise ValueError(f"{path} must hold a table of {what}, not a {type(values).__name__}")
     return values
 
+# Defaults the index settings share with the components they configure (index.embedder, index.vectors):
+# written once, here, where the lowest layer can see them.
+EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+Precision = Literal["auto", "float32", "bfloat16"]
+EMBEDDING_PRECISION: Precision = "auto"
+ANN_MIN_ROWS = 50_000
+ANN_NPROBES = 20
+ANN_REFINE_FACTOR = 30
 
-class IndexSettings(BaseModel):
-    """How ``hqa build`` verbalizes, embeds and indexes (HQA_INDEX__MAX_WORDS=…, or an [index] table)."""
+
+class VerbalizeSettings(BaseModel):
+    """What the verbalizer writes (part of every evidence file's fingerprint: nothing else may go here)."""
 
     max_words: int = Field(100, ge=10, description="words per passage window, before its context prefix")
     entity_summaries: bool = Field(True, description="evidence for each entity's description and aliases")
+
+
+class IndexSettings(VerbalizeSettings):
+    """How ``hqa build`` verbalizes, embeds and indexes (HQA_INDEX__MAX_WORDS=…, or an [index] table).
+
+    The verbalizer's fields (``max_words``, ``entity_summaries``) come from ``VerbalizeSettings``."""
+
+    memory_mb: int = Field(
+        1024,
+        ge=128,
+        description="memory one build stage (one task) may use for its own data: DuckDB's memory_limit is "
+        "half of it (it spills to the build folder past that), batch sizes, Kùzu's buffer pool and Tantivy's "
+        "writer heap are cut to it. Libraries add their own (the embedding model ~0.3-0.6 GB)",
+    )
     embedding_model: str = Field(
-        "all-MiniLM-L6-v2", description="sentence embedder (index.embedder.MODELS); wordllama-l2-256 is fast"
+        EMBEDDING_MODEL, description="sentence embedder (index.embedder.MODELS); wordllama-l2-256 is fast"
     )
     embedding_batch_size: int = Field(8, ge=1, description="texts per encoder batch (8: fastest on 2 cores)")
     embedding_workers: int = Field(2, ge=1, description="encoder copies in parallel, one torch thread each")
     max_seq_length: int | None = Field(None, description="encoder token cap; None = the model's own (256)")
-    embedding_precision: Literal["auto", "float32", "bfloat16"] = Field(
-        "auto",
+    embedding_precision: Precision = Field(
+        EMBEDDING_PRECISION,
         description="number format the build embeds in; 'auto' = bfloat16 where the CPU multiplies it "
         "natively (1.7x float32 on this machine, 99 % of top-10 neighbours kept), else float32",
     )
-    ann_min_rows: int = Field(50_000, ge=1, description="build an ANN index from this many vectors on")
-    ann_nprobes: int = Field(20, ge=1)
-    ann_refine_factor: int | None = Field(30, description="re-rank this many times k candidates exactly")
+    ann_min_rows: int = Field(ANN_MIN_ROWS, ge=1, description="build an ANN index from this many vectors on")
+    ann_nprobes: int = Field(ANN_NPROBES, ge=1)
+    ann_refine_factor: int | None = Field(
+        ANN_REFINE_FACTOR, description="re-rank this many times k candidates exactly"
+    )
     keep_versions: int = Field(3, ge=1, description="published index versions kept on disk")
+
+    def verbalize_settings(self) -> VerbalizeSettings:
+        return VerbalizeSettings.model_validate(self.model_dump(include=set(VerbalizeSettings.model_fields)))
 
     def vector_settings_dump(self) -> dict:
         """The settings that change what the vector stage writes (its fingerprint)."""

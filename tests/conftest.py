@@ -67,19 +67,27 @@ def sample_ingest(tmp_path_factory: pytest.TempPathFactory, settings: HqaSetting
 
 
 @pytest.fixture(scope="session")
-def sample_lexicon(sample_ingest: IngestReport, settings: HqaSettings):
-    from index.lexicon import Lexicon
+def sample_names(
+    sample_ingest: IngestReport, settings: HqaSettings, tmp_path_factory: pytest.TempPathFactory
+):
+    """The name tables of the sample ingest (``index.names``), with a DuckDB to look them up."""
+    from index.duck import MemoryBudget, connect
+    from index.names import NameStore, build_names
 
-    return Lexicon.load(sample_ingest.out_dir, settings.unit_table)
+    work = tmp_path_factory.mktemp("names")
+    budget = MemoryBudget(memory_mb=512)
+    with connect(budget, work / "spill-build", database=work / "names.duckdb") as con:
+        build_names(sample_ingest.out_dir, work / "names", con)
+    return NameStore(work / "names", connect(budget, work / "spill"), settings.unit_table)
 
 
 @pytest.fixture(scope="session")
-def sample_evidence(tmp_path_factory: pytest.TempPathFactory, sample_ingest: IngestReport, sample_lexicon):
+def sample_evidence(tmp_path_factory: pytest.TempPathFactory, sample_ingest: IngestReport, sample_names):
     """The sample ingest verbalized once: (evidence folder, per-file stats)."""
     from index.evidence import verbalize_all
 
     out = tmp_path_factory.mktemp("evidence")
-    return out, verbalize_all(sample_ingest.out_dir, out, sample_lexicon)
+    return out, verbalize_all(sample_ingest.out_dir, out, sample_names)
 
 
 @pytest.fixture(scope="session")

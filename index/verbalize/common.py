@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, NamedTuple
 
 from index.lexicon import Lexicon
+
+if TYPE_CHECKING:
+    from index.verbalize.buffer import EvidenceBuffer
 
 CONTEXT_SEPARATOR = " / "
 
@@ -90,3 +94,42 @@ def page_evidence(
         "link_targets": titles,
         "provenance": page_provenance(lexicon, page_title, fallback_source, **prov),
     }
+
+
+class PageFacts(NamedTuple):
+    """What every record on one page shares: its entity (None for an empty title), revision and dump."""
+
+    entity: str | None
+    revision_id: int | None
+    source: str
+
+
+def page_facts(lexicon: Lexicon, page_title: str, fallback_source: str) -> PageFacts:
+    _, revision, source = lexicon.articles.get(page_title, (None, None, fallback_source))
+    return PageFacts(lexicon.entity_for_title(page_title) if page_title else None, revision, source)
+
+
+def add_page_row(
+    out: EvidenceBuffer,
+    lexicon: Lexicon,
+    text: str,
+    page_title: str,
+    targets: Iterable[str],
+    facts: PageFacts,
+) -> None:
+    """Append the columns every page record shares (what ``page_evidence`` returns, minus provenance
+    beyond source and revision): the caller appends its own provenance fields."""
+    entities: dict[str, None] = {} if facts.entity is None else {facts.entity: None}
+    titles: dict[str, None] = {}
+    for target in targets:
+        resolved = lexicon.resolve_title(target)
+        titles[resolved] = None
+        entities[lexicon.entity_for_title(resolved)] = None
+    out.ids.append(evidence_id(out.source_type, text))
+    out.texts.append(text)
+    out.titles.append(page_title)
+    out.page_titles.append(page_title)
+    out.entity_ids.append(list(entities))
+    out.link_targets.append(list(titles))
+    out.provenance["source"].append(facts.source)
+    out.provenance["revision_id"].append(facts.revision_id)

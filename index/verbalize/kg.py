@@ -12,7 +12,10 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import pyarrow as pa
+
 from index.lexicon import Lexicon
+from index.verbalize.buffer import EvidenceBuffer
 from index.verbalize.common import evidence_id, provenance
 from index.verbalize.values import format_qualifiers, format_value
 
@@ -92,3 +95,23 @@ def entity_evidence(lexicon: Lexicon, entity_ids: list[str], source: str) -> Ite
                 source,
                 property="aliases",
             )
+
+
+STATEMENT_PROVENANCE = ("statement_id", "property")
+ENTITY_PROVENANCE = ("property",)
+
+
+def statement_batch(
+    batch: pa.RecordBatch, lexicon: Lexicon, source: str, out: EvidenceBuffer, skipped: Counter
+) -> None:
+    """Every statement of ``batch`` worth saying into ``out``; the others are counted by reason."""
+    for record in batch.to_pylist():
+        row = statement_evidence(record, lexicon, source, skipped)
+        if row is not None:
+            out.add_row(row)
+
+
+def entity_batch(entity_ids: list[str], lexicon: Lexicon, source: str, out: EvidenceBuffer) -> None:
+    """The description and aliases rows of these entities into ``out``."""
+    for row in entity_evidence(lexicon, entity_ids, source):
+        out.add_row(row)

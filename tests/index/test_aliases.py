@@ -3,25 +3,41 @@
 from __future__ import annotations
 
 import polars as pl
+import pyarrow.parquet as pq
 import pytest
 
-from index.aliases import AliasIndex, alias_table, build_alias_index, entity_records, normalize_mention
+from index.aliases import AliasIndex, normalize_mention
+from index.duck import MemoryBudget
+from index.entities import build_entities
 
 
 @pytest.fixture(scope="module")
-def tables(sample_lexicon, sample_ingest):
-    return entity_records(sample_lexicon, sample_ingest.out_dir), alias_table(
-        sample_lexicon, sample_ingest.out_dir
+def built(sample_names, sample_ingest, tmp_path_factory):
+    out = tmp_path_factory.mktemp("entities")
+    stats = build_entities(
+        sample_ingest.out_dir,
+        sample_names.dir,
+        out / "entities.parquet",
+        out / "aliases.parquet",
+        out / "index",
+        sample_names.con,
+        MemoryBudget(memory_mb=256),
+        out / "work",
     )
+    return stats, out
 
 
 @pytest.fixture(scope="module")
-def alias_index(tables, tmp_path_factory) -> AliasIndex:
-    entities, aliases = tables
-    out = tmp_path_factory.mktemp("aliases") / "index"
-    stats = build_alias_index(aliases, entities, out)
-    assert stats.aliases == aliases.num_rows
-    return AliasIndex(out)
+def tables(built):
+    _, out = built
+    return pq.read_table(out / "entities.parquet"), pq.read_table(out / "aliases.parquet")
+
+
+@pytest.fixture(scope="module")
+def alias_index(built, tables) -> AliasIndex:
+    stats, out = built
+    assert stats.aliases == tables[1].num_rows and stats.entities == tables[0].num_rows
+    return AliasIndex(out / "index")
 
 
 def test_priors_are_distributions_over_each_mention(tables):
@@ -30,15 +46,32 @@ def test_priors_are_distributions_over_each_mention(tables):
     sums = frame.group_by("alias_norm").agg(pl.col("prior").sum())
     assert (sums["prior"] - 1.0).abs().max() < 1e-9
     assert frame.filter(pl.col("source") == "anchor")["count"].max() > 1  # anchors are counted
+    keys = frame.select("alias_norm", "entity_id")
+    assert keys.n_unique() == frame.height  # each (mention, entity) once
+    assert frame["alias_norm"].to_list() == sorted(frame["alias_norm"].to_list())
 
 
-def test_every_source_of_names_is_present(tables, sample_lexicon):
+def test_every_source_of_names_is_present(tables, sample_ingest):
     _, aliases = tables
     sources = set(pl.from_arrow(aliases)["source"].unique())
     assert {"label", "alias", "title", "redirect", "anchor"} <= sources
-    redirect, target = next(iter(sample_lexicon.redirects.items()))
+    # expected straight from the ingest: a redirect to an article no entity has a sitelink to names that
+    # article's title; the alias table must hold the redirect's name for it
+    pages = pl.read_parquet(sample_ingest.out_dir / "pages" / "*.parquet")
+    sitelinked = set(
+        pl.read_parquet(sample_ingest.out_dir / "entities" / "*.parquet")["enwiki_title"].drop_nulls()
+    )
+    articles = set(pages.filter(pl.col("redirect_target").is_null() & (pl.col("namespace") == 0))["title"])
+    redirecting = set(pages.filter(pl.col("redirect_target").is_not_null())["title"])
+    redirect, target = next(
+        (r, t)
+        for r, t in pages.filter(pl.col("redirect_target").is_not_null())
+        .select("title", "redirect_target")
+        .rows()
+        if t in articles and t not in sitelinked and t not in redirecting and r not in sitelinked
+    )
     rows = pl.from_arrow(aliases).filter(pl.col("alias_norm") == normalize_mention(redirect))
-    assert sample_lexicon.entity_for_title(target) in rows["entity_id"].to_list()
+    assert target in rows["entity_id"].to_list()
 
 
 def test_entities_have_popularity_in_unit_range(tables):
@@ -48,6 +81,7 @@ def test_entities_have_popularity_in_unit_range(tables):
     belgium = frame.filter(pl.col("entity_id") == "Q31").row(0, named=True)
     assert belgium["label"] == "Belgium" and belgium["page_title"] == "Belgium"
     assert belgium["sitelinks"] > 100 and belgium["inlinks"] > 0
+    assert frame["entity_id"].n_unique() == frame.height
 
 
 @pytest.mark.parametrize(

@@ -132,3 +132,56 @@ def test_amounts_keep_the_dump_digits():
     assert format_amount("+11150516", 11150516.0) == "11,150,516"
     assert format_amount("-1.50", -1.5) == "-1.50"
     assert format_amount(None, 2.5) == "2.5"
+
+
+def test_batches_and_the_on_disk_repeat_pass_do_not_change_the_evidence(
+    sample_ingest, sample_names, sample_evidence, tmp_path
+):
+    """Tiny batches (names looked up per batch, windows and rows said per batch) and a repeat bound of
+    ten ids (so repeats are found by DuckDB after writing) give the very same files."""
+    import pyarrow.parquet as pq
+
+    from index.evidence import ingest_files, verbalize_file
+
+    out, stats = sample_evidence
+    by_output = {s.output.rsplit("/", 1)[-1]: s for s in stats}
+    for table, path in ingest_files(sample_ingest.out_dir):
+        name = f"{table}.{path.name}"
+        small = verbalize_file(
+            table, path, tmp_path, sample_names, batch_rows=97, row_group_rows=50, seen_limit=10
+        )
+        assert pq.read_table(tmp_path / name).equals(pq.read_table(out / name)), name
+        before = by_output[name]
+        assert (small.records, small.evidence, small.duplicates, small.skipped) == (
+            before.records,
+            before.evidence,
+            before.duplicates,
+            before.skipped,
+        ), name
+    assert sum(s.duplicates for s in stats) > 0  # the sample has repeats for both ways to find
+
+
+def test_frames_say_what_the_record_by_record_verbalizers_say(sample_ingest, sample_names, tmp_path):
+    """The polars verbalizers of passages and table rows against the plain Python ones they replace."""
+    from collections import Counter
+
+    import pyarrow.parquet as pq
+
+    from index.evidence import SOURCES
+    from index.verbalize import frames, tables, text
+    from index.verbalize.buffer import EvidenceBuffer
+
+    for table, folder in (("passages", "passages"), ("table_rows", "table_rows")):
+        for path in sorted((sample_ingest.out_dir / folder).glob("*.parquet")):
+            batch = pq.read_table(path, columns=SOURCES[table].columns).combine_chunks().to_batches()[0]
+            with sample_names.names_for_file(table, path, batch.num_rows, tmp_path / path.stem) as names:
+                buffer = EvidenceBuffer(SOURCES[table].source_type, SOURCES[table].provenance)
+                skipped: Counter = Counter()
+                if table == "passages":
+                    text.passage_batch(batch, names.lexicon(0, batch.num_rows), "src", 100, buffer)
+                    said = frames.passage_frame(batch, names.titles(0, batch.num_rows), "src", 100)
+                else:
+                    tables.row_batch(batch, names.lexicon(0, batch.num_rows), "src", buffer, skipped)
+                    said, empty = frames.row_frame(batch, names.titles(0, batch.num_rows), "src")
+                    assert empty == skipped["row without text"]
+            assert said.equals(buffer.table()), path

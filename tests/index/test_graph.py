@@ -16,9 +16,14 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-from index.graph import REL_TABLES, GraphIndex, GraphStats, build_graph
+from index import layout
+from index.duck import MemoryBudget, connect
+from index.evidence_reader import EvidenceReader, write_duplicates
+from index.graph import REL_TABLES, GraphIndex, GraphStats
+from index.graph_build import build_graph
 from index.kuzu_store import GraphStore
-from index.lexicon import Lexicon, read_table
+from index.lexicon import Lexicon
+from index.names import ENTITIES, NameStore, build_names
 from ingest.parquet_sink import rows_to_table
 from ingest.pipeline import IngestReport
 from schemas.evidence import EntityRecord, Evidence, Provenance
@@ -40,20 +45,36 @@ class Built:
     table_row: int
 
 
-def _entity_records(lexicon: Lexicon) -> list[dict]:
-    ids = list(lexicon.sitelinks) + [t for t in lexicon.articles if t not in lexicon.title_entities]
+def read_table(ingest_dir: Path, table: str) -> pl.DataFrame:
+    return pl.concat(
+        [pl.read_parquet(f) for f in sorted((ingest_dir / table).glob("*.parquet"))], how="vertical_relaxed"
+    )
+
+
+def _entity_records(names: NameStore) -> list[dict]:
+    """Every named entity as a record (the graph's input: the entities stage makes these in a build)."""
+    rows = pl.read_parquet(names.dir / ENTITIES).to_dicts()
     return [
         EntityRecord(
-            entity_id=i,
-            label=lexicon.name(i),
-            description=lexicon.descriptions.get(i),
-            page_title=lexicon.page_title_for(i),
-            sitelinks=lexicon.sitelinks.get(i, 0),
+            entity_id=r["id"],
+            label=r["label"] or r["enwiki_title"] or r["id"],
+            description=r["description"],
+            page_title=r["page_title"],
+            sitelinks=r["sitelinks"] or 0,
             inlinks=0,
             popularity=0.0,
         ).model_dump()
-        for i in ids
+        for r in rows
     ]
+
+
+def _version_with(evidence: list[dict], folder: Path) -> EvidenceReader:
+    """A build folder holding just this evidence (and its duplicates list), as the graph stage reads it."""
+    (folder / layout.EVIDENCE).mkdir(parents=True)
+    pq.write_table(rows_to_table(evidence, Evidence), folder / layout.EVIDENCE / "evidence.parquet")
+    with connect(MemoryBudget(memory_mb=256), folder / "spill") as con:
+        write_duplicates(folder / layout.EVIDENCE, folder / layout.EVIDENCE_DUPLICATES, con)
+    return EvidenceReader(folder)
 
 
 def _kg_evidence(statement: dict, lexicon: Lexicon) -> dict:
@@ -88,12 +109,25 @@ def _table_evidence(row: dict, lexicon: Lexicon) -> dict:
 
 
 @pytest.fixture(scope="module")
-def lexicon(sample_ingest: IngestReport) -> Lexicon:
-    return Lexicon.load(sample_ingest.out_dir)
+def lexicon(sample_ingest: IngestReport, sample_names: NameStore) -> Lexicon:
+    """The names of every id and title of the sample ingest (small enough to hold here)."""
+    ingest = sample_ingest.out_dir
+    statements = read_table(ingest, "statements")
+    ids = (
+        set(statements["subject"]) | set(statements["property"]) | set(statements["value_item"].drop_nulls())
+    )
+    ids |= set(read_table(ingest, "entities")["id"])
+    titles = set(read_table(ingest, "pages")["title"]) | set(read_table(ingest, "links")["target_title"])
+    return sample_names.lexicon(ids=ids, titles=titles | ids)
 
 
 @pytest.fixture(scope="module")
-def built(sample_ingest: IngestReport, lexicon: Lexicon, tmp_path_factory: pytest.TempPathFactory) -> Built:
+def built(
+    sample_ingest: IngestReport,
+    sample_names: NameStore,
+    lexicon: Lexicon,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Built:
     ingest_dir = sample_ingest.out_dir
     tmp = tmp_path_factory.mktemp("graph")
     statements = read_table(ingest_dir, "statements").filter(pl.col("rank") != "deprecated")
@@ -112,10 +146,9 @@ def built(sample_ingest: IngestReport, lexicon: Lexicon, tmp_path_factory: pytes
 
     evidence = [_kg_evidence(s, lexicon) for s in (qualified, plain, literal)]
     evidence += [_table_evidence(row, lexicon) for row in table_rows.iter_rows(named=True)]
-    evidence_path = tmp / "evidence.parquet"
-    pq.write_table(rows_to_table(evidence, Evidence), evidence_path)
+    reader = _version_with(evidence, tmp / "version")
     entities_path = tmp / "entities.parquet"
-    pq.write_table(rows_to_table(_entity_records(lexicon), EntityRecord), entities_path)
+    pq.write_table(rows_to_table(_entity_records(sample_names), EntityRecord), entities_path)
 
     sent: list[str] = []
     original = GraphStore.execute
@@ -127,7 +160,13 @@ def built(sample_ingest: IngestReport, lexicon: Lexicon, tmp_path_factory: pytes
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(GraphStore, "execute", spy)
         stats = build_graph(
-            ingest_dir, [evidence_path], entities_path, lexicon, tmp / "graph.kuzu", tmp / "work"
+            ingest_dir,
+            reader,
+            entities_path,
+            sample_names,
+            tmp / "graph.kuzu",
+            tmp / "work",
+            MemoryBudget(memory_mb=256),
         )
     return Built(
         stats=stats,
@@ -149,7 +188,9 @@ def graph(built: Built):
         yield index
 
 
-def test_bulk_load_uses_copy_and_every_edge_lands(built: Built, graph: GraphIndex, lexicon: Lexicon) -> None:
+def test_bulk_load_uses_copy_and_every_edge_lands(
+    built: Built, graph: GraphIndex, lexicon: Lexicon, sample_names: NameStore
+) -> None:
     writes = [s for s in built.statements if not s.startswith(("MATCH", "CALL show_tables"))]
     assert all(s.startswith(("CREATE NODE TABLE", "CREATE REL TABLE", "COPY ")) for s in writes), writes
     assert sum(s.startswith("COPY ") for s in writes) == 8
@@ -158,7 +199,7 @@ def test_bulk_load_uses_copy_and_every_edge_lands(built: Built, graph: GraphInde
         rows = pl.read_parquet(built.work_dir / f"{table}.parquet").height
         assert counts[table] == rows == built.stats.edges[table] > 0, table
     assert counts["Page"] >= len(lexicon.articles)
-    assert counts["Entity"] >= len(lexicon.sitelinks)
+    assert counts["Entity"] >= pq.ParquetFile(sample_names.dir / ENTITIES).metadata.num_rows
     assert built.stats.edges_per_second > 0
 
 
@@ -243,15 +284,20 @@ def test_store_refuses_to_overwrite_and_names_bad_tables(built: Built) -> None:
 
 
 def test_links_to_other_namespaces_are_skipped_and_counted(
-    sample_ingest: IngestReport, lexicon: Lexicon, tmp_path: Path
+    sample_ingest: IngestReport, sample_names: NameStore, tmp_path: Path
 ) -> None:
     links = read_table(sample_ingest.out_dir, "links").head(50)
     odd = links.head(2).with_columns(target_title=pl.Series(["Category:Physics", "Template:Infobox person"]))
     ingest, entities = tmp_path / "ingest", tmp_path / "entities.parquet"
     (ingest / "links").mkdir(parents=True)
     pl.concat([links, odd]).write_parquet(ingest / "links" / "x.parquet")
-    pq.write_table(rows_to_table(_entity_records(lexicon), EntityRecord), entities)
-    stats = build_graph(ingest, [], entities, lexicon, tmp_path / "g.kuzu", tmp_path / "work")
+    pq.write_table(rows_to_table(_entity_records(sample_names), EntityRecord), entities)
+    budget = MemoryBudget(memory_mb=256)
+    with connect(budget, tmp_path / "spill", database=tmp_path / "names.duckdb") as con:
+        build_names(ingest, tmp_path / "names", con)
+    names = NameStore(tmp_path / "names", connect(budget, tmp_path / "spill2"))
+    reader = _version_with([], tmp_path / "version")
+    stats = build_graph(ingest, reader, entities, names, tmp_path / "g.kuzu", tmp_path / "work", budget)
     assert stats.links_skipped == 2
     assert stats.edges["LINKS_TO"] == 50
     assert stats.edges["FACT"] == stats.edges["MENTIONS"] == 0

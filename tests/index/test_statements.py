@@ -17,7 +17,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from index import layout
-from index.lexicon import Lexicon
+from index.duck import MemoryBudget, connect
+from index.names import NameStore, build_names
 from index.reader import IndexReader
 from index.statements import ROW_GROUP_ROWS, StatementStore, build_statements
 from schemas import arrow_schema
@@ -191,6 +192,15 @@ def test_lookups_from_many_threads_agree(store, belgium, items):
     assert expected and all(r == expected for r in results)
 
 
+def _build(ingest: Path, out: Path, work: Path):
+    """The statements stage on its own, with the name tables of this ingest."""
+    budget = MemoryBudget(memory_mb=256)
+    with connect(budget, work / "spill", database=work / "names.duckdb") as con:
+        build_names(ingest, work / "names", con)
+    names = NameStore(work / "names", connect(budget, work / "spill2"))
+    return build_statements(ingest, names, out, work / "statements", budget)
+
+
 def test_rows_that_do_not_fit_are_skipped_with_their_ids(tmp_path, sample_ingest):
     source = sorted((sample_ingest.out_dir / "statements").glob("*.parquet"))[0]
     rows = pq.read_table(source).slice(0, 60).to_pylist()
@@ -204,7 +214,7 @@ def test_rows_that_do_not_fit_are_skipped_with_their_ids(tmp_path, sample_ingest
     pq.write_table(pa.Table.from_pylist(rows), ingest / "statements" / "odd.all.parquet")
 
     out = tmp_path / layout.STATEMENT_TABLE
-    stats = build_statements(ingest, Lexicon(), out)
+    stats = _build(ingest, out, tmp_path / "work")
 
     bad = {rows[i]["statement_id"] for i in (3, 7, 11)}
     assert stats.input_rows == 60 and stats.skipped == 3 and set(stats.skipped_ids) == bad
@@ -212,14 +222,14 @@ def test_rows_that_do_not_fit_are_skipped_with_their_ids(tmp_path, sample_ingest
     assert store.count() == 57 and store.stats == stats
     kept = pq.read_table(out, columns=["statement_id", "subject_label", "property_label"])
     assert not bad & set(kept["statement_id"].to_pylist())
-    # an empty lexicon knows no names: labels are None, not the ids
+    # an ingest with no entities knows no names: labels are None, not the ids
     assert kept["subject_label"].null_count == kept["property_label"].null_count == 57
 
 
 def test_no_wikidata_input_gives_an_empty_file(tmp_path):
     (tmp_path / "ingest" / "pages").mkdir(parents=True)
     out = tmp_path / layout.STATEMENT_TABLE
-    stats = build_statements(tmp_path / "ingest", Lexicon(), out)
+    stats = _build(tmp_path / "ingest", out, tmp_path / "work")
     assert stats.statements == stats.input_rows == stats.files == 0
     assert pq.read_schema(out).remove_metadata() == arrow_schema(TypedStatement).remove_metadata()
     store = StatementStore(out)

@@ -1,0 +1,354 @@
+"""Build the knowledge graph: node and edge tables as Parquet files made by DuckDB, COPYed into Kùzu.
+
+Each table is one DuckDB query over the deduplicated evidence, the ingest statements and links, the
+entities stage's records and the build's name tables, written straight to a Parquet file in
+``work_dir`` (out of core, held to the memory budget), then bulk-loaded with Kùzu's ``COPY`` (every
+Kùzu call in ``index.kuzu_store``). Per-row ``CREATE`` would be orders of magnitude slower. Two
+things are Python, batch by batch: a FACT edge's qualifiers said as text (the verbalizer's own
+``format_qualifiers``, names from a per-batch lexicon) and whether a title with a colon names an
+article (``classify_target``). The database is built beside ``out_path`` and moved into place when
+complete, so a reader never opens a half-built graph.
+
+The rules are the graph's own: FACT edges for item-valued statements that are not deprecated, with the
+property's label and the KG evidence that says them; LINKS_TO for links whose target and its redirect
+target are articles; ABOUT from every page to the entity it names (and from a sitelinked entity's
+page); MENTIONS from evidence to each entity it lists, with a role (subject, object, qualifier for KG
+rows; page, link for page rows); IN_PAGE from evidence to its page; stub pages and named-by-id entities
+for every endpoint that was not ingested.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from index.duck import MemoryBudget, read_sql, run, scalar, sql_path
+from index.evidence_reader import EvidenceReader
+from index.graph import NODE_TABLES, REL_TABLES, SCHEMA, GraphStats
+from index.kuzu_store import GraphStore
+from index.lexicon import table_files
+from index.names import ENTITIES, PROPERTIES, TITLES, NameStore
+from index.verbalize.values import format_qualifiers
+from ingest.progress import progress
+from ingest.wikitext.titles import classify_target
+
+STATEMENT_COLUMNS = "subject, property, value_kind, value_item, rank, statement_id, qualifiers"
+
+
+def _is_article(title: str) -> bool:
+    """Only main-namespace titles become pages; 'Category:X' or 'Template:Y' link targets do not."""
+    return ":" not in title or classify_target(title).kind == "article"
+
+
+def _copy(con: duckdb.DuckDBPyConnection, select: str, out: Path) -> int:
+    run(con, f"COPY ({select}) TO {sql_path(out)} (FORMAT parquet, COMPRESSION zstd)")
+    return pq.ParquetFile(out).metadata.num_rows
+
+
+class GraphTables:
+    """The relations the graph's queries read, as SQL, and the files they write into ``work``."""
+
+    def __init__(self, ingest_dir: Path, evidence: EvidenceReader, names_dir: Path, work: Path):
+        self.work = work
+        statements = table_files(ingest_dir, ("statements",))
+        links = table_files(ingest_dir, ("links",))
+        self.statement_files = statements
+        self.rel = {
+            "evidence": evidence.sql(
+                ["evidence_id", "source_type", "title", "text", "page_title", "entity_ids", "provenance"]
+            ),
+            "statements": (
+                f"(SELECT {STATEMENT_COLUMNS}, pos FROM {read_sql(statements, position=True)} "
+                "WHERE value_kind = 'item' AND value_item IS NOT NULL)"
+                if statements
+                else "(SELECT NULL::VARCHAR AS subject, NULL::VARCHAR AS property, "
+                "NULL::VARCHAR AS value_kind, "
+                "NULL::VARCHAR AS value_item, NULL::VARCHAR AS rank, NULL::VARCHAR AS statement_id, "
+                "NULL::BIGINT AS pos WHERE false)"
+            ),
+            "links": (
+                read_sql(links, position=True)
+                if links
+                else "(SELECT NULL::VARCHAR AS source_title, NULL::VARCHAR AS source_kind, NULL::INTEGER AS "
+                "source_index, NULL::INTEGER AS row_index, NULL::VARCHAR AS relation, NULL::VARCHAR AS "
+                "target_title, NULL::VARCHAR AS anchor_text, NULL::BIGINT AS pos WHERE false)"
+            ),
+            "titles": f"read_parquet({sql_path(names_dir / TITLES)})",
+            "ent": f"read_parquet({sql_path(names_dir / ENTITIES)})",
+            "props": f"read_parquet({sql_path(names_dir / PROPERTIES)})",
+        }
+
+    def file(self, name: str) -> Path:
+        return self.work / f"{name}.parquet"
+
+    def read(self, name: str) -> str:
+        return f"read_parquet({sql_path(self.file(name))})"
+
+
+def write_qualifier_texts(tables: GraphTables, names: NameStore, out: Path, batch_rows: int) -> None:
+    """(pos, text) of every item-valued, not deprecated statement with qualifiers: the qualifiers as the
+    verbalizer says them, with the names of one batch at a time."""
+    schema = pa.schema([("pos", pa.int64()), ("text", pa.string())])
+    with pq.ParquetWriter(out, schema, compression="zstd") as writer:
+        for index, path in enumerate(tables.statement_files):
+            base = index << 40
+            with names.names_for_file(
+                "statements", path, batch_rows, tables.work / f"names-{index}"
+            ) as batches:
+                start = 0
+                parquet = pq.ParquetFile(path)
+                for batch in parquet.iter_batches(
+                    batch_size=batch_rows, columns=STATEMENT_COLUMNS.split(", ")
+                ):
+                    lexicon = batches.lexicon(start, batch.num_rows)
+                    positions, texts = [], []
+                    rows = zip(
+                        *(
+                            batch.column(c).to_pylist()
+                            for c in ("value_kind", "value_item", "rank", "qualifiers")
+                        ),
+                        strict=True,
+                    )
+                    for offset, (kind, item, rank, qualifiers) in enumerate(rows):
+                        if kind == "item" and item and rank != "deprecated" and qualifiers:
+                            positions.append(base + start + offset)
+                            texts.append(format_qualifiers(qualifiers, lexicon))
+                    writer.write_table(pa.table({"pos": positions, "text": texts}, schema=schema))
+                    start += batch.num_rows
+
+
+def write_colon_titles(
+    con: duckdb.DuckDBPyConnection, tables: GraphTables, out: Path, batch_rows: int
+) -> None:
+    """(title, is_article) of every link target or its redirect target that has a colon."""
+    r = tables.rel
+    sql = (
+        f"SELECT DISTINCT title FROM (SELECT l.target_title AS title FROM {r['links']} l UNION ALL "
+        f"SELECT t.resolved FROM {r['links']} l JOIN {r['titles']} t ON t.title = l.target_title) "
+        "WHERE contains(title, ':')"
+    )
+    schema = pa.schema([("title", pa.string()), ("article", pa.bool_())])
+    with pq.ParquetWriter(out, schema) as writer:
+        for batch in con.sql(sql).to_arrow_reader(batch_rows):
+            titles = batch.column(0).to_pylist()
+            writer.write_table(
+                pa.table({"title": titles, "article": [_is_article(t) for t in titles]}, schema=schema)
+            )
+
+
+def _edge_queries(tables: GraphTables) -> dict[str, str]:
+    r = tables.rel
+    article = (
+        "(NOT contains({t}, ':') OR coalesce((SELECT c.article FROM "
+        + tables.read("colon_titles")
+        + " c WHERE c.title = {t}), false))"
+    )
+    resolved = "coalesce(t.resolved, l.target_title)"
+    kg = (
+        "SELECT provenance.statement_id AS statement_id, arg_min(evidence_id, pos) AS evidence_id "
+        f"FROM {r['evidence']} "
+        "WHERE source_type = 'kg' AND provenance.statement_id IS NOT NULL GROUP BY 1"
+    )
+    return {
+        "FACT": f"""
+            SELECT s.subject AS "from", s.value_item AS "to", s.property,
+                   coalesce(p.label, e.label, s.property) AS label, s.statement_id, s.rank,
+                   coalesce(q.text, '') AS qualifiers, coalesce(k.evidence_id, '') AS evidence_id
+            FROM {r["statements"]} s
+            LEFT JOIN {r["props"]} p ON p.id = s.property
+            LEFT JOIN {r["ent"]} e ON e.id = s.property
+            LEFT JOIN {tables.read("qualifiers")} q ON q.pos = s.pos
+            LEFT JOIN ({kg}) k ON k.statement_id = s.statement_id
+            WHERE s.rank <> 'deprecated' ORDER BY s.pos""",
+        "LINKS_TO": f"""
+            SELECT "from", "to", source_kind, relation, anchor, source_index, row_index FROM (
+                SELECT l.source_title AS "from",
+                       CASE WHEN {article.format(t="l.target_title")} AND {article.format(t=resolved)}
+                            THEN {resolved} END AS "to",
+                       l.source_kind, l.relation, l.anchor_text AS anchor,
+                       l.source_index::INTEGER AS source_index, l.row_index::INTEGER AS row_index, l.pos
+                FROM {r["links"]} l LEFT JOIN {r["titles"]} t ON t.title = l.target_title
+            ) WHERE "to" IS NOT NULL ORDER BY pos""",
+        "IN_PAGE": f"""
+            SELECT e.evidence_id AS "from", coalesce(t.resolved, e.page_title) AS "to"
+            FROM {r["evidence"]} e LEFT JOIN {r["titles"]} t ON t.title = e.page_title
+            WHERE e.page_title IS NOT NULL ORDER BY e.pos""",
+    }
+
+
+def _mentions(tables: GraphTables) -> str:
+    r = tables.rel
+    return f"""
+        WITH objects AS (
+            SELECT statement_id, arg_min(value_item, pos) AS object FROM {r["statements"]} GROUP BY 1
+        ),
+        rows AS (
+            SELECT e.evidence_id, e.source_type, e.entity_ids,
+                   coalesce(t.entity, e.page_title) AS page_entity,
+                   o.object, e.pos
+            FROM {r["evidence"]} e
+            LEFT JOIN {r["titles"]} t ON t.title = e.page_title
+            LEFT JOIN objects o ON o.statement_id = e.provenance.statement_id
+        ), exploded AS (
+            SELECT evidence_id, source_type, page_entity, object, pos,
+                   unnest(entity_ids) AS entity, generate_subscripts(entity_ids, 1) - 1 AS position
+            FROM rows
+        ), roles AS (
+            SELECT evidence_id, entity, pos, position,
+                   CASE WHEN source_type = 'kg' AND position = 0 THEN 'subject'
+                        WHEN source_type = 'kg' AND entity = object THEN 'object'
+                        WHEN source_type = 'kg' THEN 'qualifier'
+                        WHEN entity = page_entity THEN 'page'
+                        ELSE 'link' END AS role
+            FROM exploded WHERE entity IS NOT NULL
+        )
+        SELECT evidence_id AS "from", entity AS "to", arg_min(role, [pos, position]) AS role
+        FROM roles GROUP BY evidence_id, entity ORDER BY min(pos), min(position)"""
+
+
+def _pages(tables: GraphTables) -> str:
+    r = tables.rel
+    return f"""
+        WITH articles AS (SELECT title, page_id, article_pos FROM {r["titles"]} WHERE is_article),
+        named AS (
+            SELECT "from" AS title FROM {tables.read("LINKS_TO")}
+            UNION SELECT "to" FROM {tables.read("LINKS_TO")}
+            UNION SELECT "to" FROM {tables.read("IN_PAGE")}
+        )
+        SELECT title, page_id, ingested FROM (
+            SELECT title, page_id, true AS ingested, 0 AS part, article_pos AS pos FROM articles
+            UNION ALL
+            SELECT n.title, NULL::BIGINT, false, 1, NULL FROM named n ANTI JOIN articles a USING (title)
+            WHERE n.title IS NOT NULL
+        ) ORDER BY part, pos, title"""
+
+
+def _about(tables: GraphTables) -> str:
+    r = tables.rel
+    pages = tables.read("Page")
+    return f"""
+        SELECT "from", "to" FROM (
+            SELECT p.title AS "from", coalesce(t.entity, p.title) AS "to", 0 AS part, p.file_row_number AS pos
+            FROM read_parquet({sql_path(tables.file("Page"))}, file_row_number=true) p
+            LEFT JOIN {r["titles"]} t USING (title)
+            UNION ALL
+            SELECT coalesce(t.resolved, e.enwiki_title), e.id, 1, e.first_pos
+            FROM {r["ent"]} e LEFT JOIN {r["titles"]} t ON t.title = e.enwiki_title
+            WHERE e.enwiki_title IS NOT NULL
+              AND coalesce(t.resolved, e.enwiki_title) IN (SELECT title FROM {pages})
+        ) GROUP BY "from", "to" ORDER BY min(part), min(pos)"""
+
+
+def _entities(tables: GraphTables, entity_records: Path) -> str:
+    r = tables.rel
+    refs = " UNION ".join(
+        [
+            f'SELECT "from" AS id FROM {tables.read("FACT")}',
+            f'SELECT "to" FROM {tables.read("FACT")}',
+            f'SELECT "to" FROM {tables.read("MENTIONS")}',
+            f'SELECT "to" FROM {tables.read("ABOUT")}',
+        ]
+    )
+    return f"""
+        WITH known AS (
+            SELECT entity_id AS id, arg_min(label, file_row_number) AS label,
+                   arg_min(description, file_row_number) AS description,
+                   arg_min(page_title, file_row_number) AS page_title,
+                   arg_min(popularity, file_row_number)::DOUBLE AS popularity, min(file_row_number) AS pos
+            FROM read_parquet({sql_path(entity_records)}, file_row_number=true) GROUP BY entity_id
+        ), missing AS (
+            SELECT refs.id FROM ({refs}) refs ANTI JOIN known USING (id) WHERE refs.id IS NOT NULL
+        )
+        SELECT id, label, description, page_title, popularity FROM (
+            SELECT id, label, description, page_title, popularity, 0 AS part, pos FROM known
+            UNION ALL
+            SELECT m.id, coalesce(e.label, e.enwiki_title, m.id), e.description,
+                   coalesce(e.enwiki_title, CASE WHEN t.is_article THEN m.id END), 0.0, 1, NULL
+            FROM missing m LEFT JOIN {r["ent"]} e ON e.id = m.id LEFT JOIN {r["titles"]} t ON t.title = m.id
+        ) ORDER BY part, pos, id"""
+
+
+def _evidence_nodes(tables: GraphTables) -> str:
+    return f"""
+        SELECT evidence_id AS id, source_type, title, text,
+               source_type = 'text' AND coalesce(len(provenance.section_path), 0) = 0 AS lead
+        FROM {tables.rel["evidence"]} ORDER BY pos"""
+
+
+def write_graph_tables(
+    con: duckdb.DuckDBPyConnection,
+    tables: GraphTables,
+    entity_records: Path,
+    names: NameStore,
+    batch_rows: int,
+) -> tuple[dict[str, int], int]:
+    """Every node and rel table as a Parquet file in COPY column order: (rows per table, links skipped)."""
+    bar = progress("graph: prepare tables", total=5, unit="stage")
+    write_qualifier_texts(tables, names, tables.file("qualifiers"), batch_rows)
+    write_colon_titles(con, tables, tables.file("colon_titles"), batch_rows)
+    bar.update()
+    rows = {name: _copy(con, sql, tables.file(name)) for name, sql in _edge_queries(tables).items()}
+    links_total = scalar(con, f"SELECT count(*) FROM {tables.rel['links']}")
+    bar.update()
+    rows["MENTIONS"] = _copy(con, _mentions(tables), tables.file("MENTIONS"))
+    rows["Evidence"] = _copy(con, _evidence_nodes(tables), tables.file("Evidence"))
+    bar.update()
+    rows["Page"] = _copy(con, _pages(tables), tables.file("Page"))
+    rows["ABOUT"] = _copy(con, _about(tables), tables.file("ABOUT"))
+    bar.update()
+    rows["Entity"] = _copy(con, _entities(tables, entity_records), tables.file("Entity"))
+    bar.update()
+    bar.close()
+    return rows, links_total - rows["LINKS_TO"]
+
+
+def build_graph(
+    ingest_dir: Path,
+    evidence: EvidenceReader,
+    entity_records: Path,
+    names: NameStore,
+    out_path: Path,
+    work_dir: Path,
+    budget: MemoryBudget,
+) -> GraphStats:
+    """Build the Kùzu graph at ``out_path`` (replacing an older one) from Parquet files in ``work_dir``."""
+    started = time.perf_counter()
+    out_path, work_dir = Path(out_path), Path(work_dir)
+    work_dir.mkdir(parents=True, exist_ok=True)
+    tables = GraphTables(Path(ingest_dir), evidence, names.dir, work_dir)
+    rows, skipped = write_graph_tables(
+        names.con, tables, entity_records, names, budget.batch_rows(2_000, ceiling=50_000)
+    )
+    building = out_path.with_name(f".{out_path.name}.building")
+    for leftover in (building, building.with_name(building.name + ".wal")):
+        leftover.unlink(missing_ok=True)
+    bar = progress("graph: COPY", total=sum(rows.values()), unit="row", unit_scale=True)
+    with GraphStore.create(building, buffer_pool_mb=budget.memory_mb // 2) as store:
+        store.ddl(SCHEMA)
+        for name in NODE_TABLES:
+            if rows[name]:
+                store.copy_from(name, tables.file(name))
+            bar.update(rows[name])
+        copy_started = time.perf_counter()
+        for name in REL_TABLES:
+            if rows[name]:
+                store.copy_from(name, tables.file(name))
+            bar.update(rows[name])
+        copy_seconds = time.perf_counter() - copy_started
+        nodes = {name: store.count(name) for name in NODE_TABLES}
+        edges = {name: store.count(name) for name in REL_TABLES}
+    bar.close()
+    os.replace(building, out_path)
+    return GraphStats(
+        nodes=nodes,
+        edges=edges,
+        links_skipped=skipped,
+        seconds=round(time.perf_counter() - started, 3),
+        copy_seconds=round(copy_seconds, 3),
+        edges_per_second=round(sum(edges.values()) / copy_seconds, 1) if copy_seconds else 0.0,
+    )
