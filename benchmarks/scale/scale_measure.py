@@ -6,9 +6,14 @@ Memory is measured two ways, because a step may fork parser or embedding workers
   fork count once per process, so it errs high);
 - ``max_process_rss_mb``: ``ru_maxrss`` of the child from ``os.wait4``, the largest single process
   of the tree, exact however short the peak (the kernel keeps it).
-The peak reported is the larger of the two. A process tree that passes ``max_rss_mb`` or runs past
-``deadline`` is killed (its own session, started here, so nothing else is touched) and the result says
-so: the machine is shared, and a stage that blows memory is a finding, not a reason to swap.
+The peak reported is the larger of the two. CPU seconds likewise: ``wait4`` counts the child and the
+children it reaped, but not workers of a fork server (the ingest's parser pool), which the child
+never waits for; the sampled CPU of every process seen in the tree counts those (missing at most the
+last interval of each), and the larger of the two is reported.
+
+A process tree that passes ``max_rss_mb`` or runs past ``deadline`` is killed (its own session, started
+here, so nothing else is touched) and the result says so: the machine is shared, and a stage that
+blows memory is a finding, not a reason to swap.
 """
 
 from __future__ import annotations
@@ -37,7 +42,8 @@ class Measured(BaseModel):
     load_after: float
 
 
-def _tree_rss(root: psutil.Process) -> int:
+def _sample_tree(root: psutil.Process, cpu: dict[int, float]) -> int:
+    """The summed RSS of ``root`` and its descendants now; ``cpu`` gets each one's CPU seconds so far."""
     total = 0
     try:
         processes = [root, *root.children(recursive=True)]
@@ -45,9 +51,12 @@ def _tree_rss(root: psutil.Process) -> int:
         return 0
     for process in processes:
         try:
-            total += process.memory_info().rss
+            with process.oneshot():
+                total += process.memory_info().rss
+                times = process.cpu_times()
         except psutil.NoSuchProcess:  # ended between listing and reading
             continue
+        cpu[process.pid] = times.user + times.system
     return total
 
 
@@ -63,7 +72,7 @@ def run_measured(
     """Run ``cmd`` to its end (or its kill), output appended to ``log_path``; ``deadline``: a
     ``time.monotonic()`` instant."""
     started = time.perf_counter()
-    peak, status = 0, "ok"
+    peak, status, cpu = 0, "ok", {}
     with open(log_path, "ab") as log:
         proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         root = psutil.Process(proc.pid)
@@ -71,7 +80,7 @@ def run_measured(
             pid, wait_status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 break
-            peak = max(peak, _tree_rss(root))
+            peak = max(peak, _sample_tree(root, cpu))
             over_memory = max_rss_mb is not None and peak > max_rss_mb * 2**20
             over_time = deadline is not None and time.monotonic() > deadline
             if over_memory or over_time:
@@ -89,7 +98,7 @@ def run_measured(
         status=status,
         returncode=proc.returncode,
         seconds=round(time.perf_counter() - started, 3),
-        cpu_seconds=round(usage.ru_utime + usage.ru_stime, 3),
+        cpu_seconds=round(max(usage.ru_utime + usage.ru_stime, sum(cpu.values())), 3),
         peak_rss_mb=round(max(single, sampled), 1),
         max_process_rss_mb=round(single, 1),
         sampled_rss_mb=round(sampled, 1),

@@ -67,6 +67,7 @@ def main(argv: list[str]) -> int:
         "import_seconds": round(imported - started, 3),
         "work_seconds": round(done - imported, 3),
         "work_cpu_seconds": round(_cpu() - cpu_before, 3),
+        "cpu_before_work": round(cpu_before, 3),
     }
     partial = Path(result_path).with_suffix(".partial")
     partial.write_text(json.dumps(record, default=str))

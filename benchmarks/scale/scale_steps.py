@@ -11,6 +11,7 @@ stopped picks up where it was. A step whose inputs failed is recorded as skipped
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import time
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel
 from scale_measure import Measured, run_measured
 
+log = logging.getLogger("scale")
 HERE = Path(__file__).resolve().parent
 STEP_SCRIPT = HERE / "scale_step.py"
 INDEX_STAGES = ("entities", "bm25", "vectors", "graph", "statements", "tables")
@@ -74,7 +76,15 @@ class SizeRun:
         if failed:
             record = StepRecord(key=key, step=step, status="skipped", reason=f"needs {', '.join(failed)}")
         else:
+            log.info("%s: running", key)
             record = self._run(key, step, args)
+        m = record.measured
+        log.info(
+            "%s: %s%s",
+            key,
+            record.status,
+            f" in {m.seconds:.1f} s, peak {m.peak_rss_mb:,.0f} MB" if m else "",
+        )
         self.records[key] = record
         self._save()
         return record
@@ -100,7 +110,10 @@ class SizeRun:
             record.result = saved["result"]
             record.import_seconds = saved["import_seconds"]
             record.work_seconds = saved["work_seconds"]
-            record.work_cpu_seconds = saved["work_cpu_seconds"]
+            # the tree's CPU after the imports: parser workers of a fork server are seen only from outside
+            record.work_cpu_seconds = round(
+                max(saved["work_cpu_seconds"], measured.cpu_seconds - saved["cpu_before_work"]), 3
+            )
         else:
             record.reason = f"see {self.steps_dir / (name + '.log')}"
         return record

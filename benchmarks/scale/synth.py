@@ -18,6 +18,7 @@ order, so memory stays at a few chunks whatever the size.
 from __future__ import annotations
 
 import argparse
+import bz2
 import hashlib
 import logging
 import multiprocessing
@@ -84,7 +85,9 @@ class CorpusManifest(BaseModel):
     items: dict[str, Any]
     pages: dict[str, Any]
     seconds: float
-    peak_rss_mb: float = Field(description="largest of the generator and its workers")
+    peak_rss_mb: float = Field(
+        description="largest of this process and its workers (the generator's own when run as a script)"
+    )
 
 
 # Set in the parent before the pool forks, so workers inherit the compiled samples.
@@ -101,8 +104,6 @@ def _chunk(kind: str, start: int, count: int) -> tuple[bytes, ItemCounts | PageC
 
 
 def _compress(data: bytes, spec: CorpusSpec) -> bytes:
-    import bz2
-
     return bz2.compress(data, spec.bz2_level) if spec.compression == "bz2" else data
 
 
@@ -212,19 +213,24 @@ def generate(spec: CorpusSpec, out_dir: Path, workers: int = 2) -> CorpusManifes
     return manifest
 
 
+def complete_manifest(spec: CorpusSpec, folder: Path) -> CorpusManifest | None:
+    """The manifest of the corpus of ``spec`` in ``folder`` when it is complete there, else None."""
+    path = folder / MANIFEST
+    if not path.is_file():
+        return None
+    manifest = CorpusManifest.model_validate_json(path.read_text())
+    files = manifest.files.items()
+    intact = all((folder / n).is_file() and (folder / n).stat().st_size == f.bytes for n, f in files)
+    return manifest if manifest.spec == spec and intact else None
+
+
 def cached_corpus(spec: CorpusSpec, root: Path, workers: int = 2) -> tuple[Path, CorpusManifest]:
     """The corpus of ``spec`` under ``root``, generated only when no complete copy is there."""
     folder = root / spec.folder_name()
-    manifest_path = folder / MANIFEST
-    if manifest_path.is_file():
-        manifest = CorpusManifest.model_validate_json(manifest_path.read_text())
-        intact = all(
-            (folder / n).is_file() and (folder / n).stat().st_size == f.bytes
-            for n, f in manifest.files.items()
-        )
-        if manifest.spec == spec and intact:
-            log.info("corpus %s already generated: reused", folder)
-            return folder, manifest
+    manifest = complete_manifest(spec, folder)
+    if manifest is not None:
+        log.info("corpus %s already generated: reused", folder)
+        return folder, manifest
     return folder, generate(spec, folder, workers)
 
 

@@ -59,6 +59,31 @@ def test_peak_memory_counts_the_whole_tree_and_the_largest_process(harness, tmp_
     assert measured.seconds >= 1.5 and measured.cpu_seconds > 0
 
 
+FORK_SERVER_WORKER = """
+import multiprocessing, time
+def burn():
+    end = time.process_time() + 1.5
+    while time.process_time() < end:
+        pass
+if __name__ == "__main__":
+    ctx = multiprocessing.get_context("forkserver")
+    p = ctx.Process(target=burn)
+    p.start(); p.join()
+"""
+
+
+def test_cpu_of_fork_server_workers_is_counted(harness, tmp_path: Path) -> None:
+    """The ingest parses in a fork server's pool: its workers are not the step's to reap, so ``wait4``
+    alone would miss their CPU time."""
+    script = tmp_path / "server.py"
+    script.write_text(FORK_SERVER_WORKER)
+    measured = harness.measure.run_measured(
+        [sys.executable, str(script)], {}, tmp_path / "log", sample_seconds=0.05
+    )
+    assert measured.status == "ok"
+    assert measured.cpu_seconds >= 1.4
+
+
 def test_a_tree_over_its_memory_cap_is_killed(harness, tmp_path: Path) -> None:
     code = "import time\nblock = b'x' * (400 << 20)\ntime.sleep(60)"
     started = time.monotonic()
