@@ -68,6 +68,7 @@ def summarize(records: list[StepRecord], rows: Callable[[list[StepRecord]], int]
         "work_cpu_seconds": _sum([r.work_cpu_seconds for r in records]),
         "peak_rss_mb": max((m.peak_rss_mb for m in measured), default=None),
         "processes": len(measured),
+        "load_after": max((m.load_after for m in measured), default=None),  # 1-minute load average
     }
     if status != "ok":
         out["reason"] = next(r.reason for r in records if not r.ok)
@@ -170,13 +171,28 @@ def _size_table(size: dict[str, Any]) -> list[str]:
         f"### {size['entities']:,} entities, {size['pages']:,} pages: "
         f"{_fmt(size['evidence_rows'])} evidence rows",
         "",
-        f"Load: {size['load'].get('start', '-')} (start), {size['load'].get('end', '-')} (end)  ",
+        f"Load (`uptime`) as the first step started: {size['load'].get('start', '-')}; as the last one "
+        f"ended: {size['load'].get('end', '-')}; the load column is the 1-minute load average as each "
+        "stage's last process ended  ",
         f"Corpus: {corpus['statements']:,} statements (median {corpus['statements_median']}, "
         f"mean {corpus['statements_mean']}), {corpus['articles']:,} articles, "
         f"{corpus['redirects']:,} redirects; generated in {corpus['generation_seconds']} s",
         "",
-        _row(["stage", "status", "rows", "wall s", "work s", "CPU s", "µs/row", "CPU µs/row", "peak RSS MB"]),
-        "|---|---|--:|--:|--:|--:|--:|--:|--:|",
+        _row(
+            [
+                "stage",
+                "status",
+                "rows",
+                "wall s",
+                "work s",
+                "CPU s",
+                "µs/row",
+                "CPU µs/row",
+                "peak RSS MB",
+                "load",
+            ]
+        ),
+        "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for name, s in [*size["stages"].items(), *size["other_steps"].items()]:
         lines.append(
@@ -191,6 +207,7 @@ def _size_table(size: dict[str, Any]) -> list[str]:
                     _micro(s.get("seconds_per_row")),
                     _micro(s.get("cpu_seconds_per_row")),
                     _fmt(s.get("peak_rss_mb"), 0),
+                    _fmt(s.get("load_after")),
                 ]
             )
         )
@@ -199,19 +216,22 @@ def _size_table(size: dict[str, Any]) -> list[str]:
 
 def _growth_table(sizes: list[dict[str, Any]]) -> list[str]:
     pairs = list(itertools.pairwise(sizes))
-    header = [f"b {a['entities']:,}→{b['entities']:,}" for a, b in pairs]
+    names = [f"{a['entities']:,}→{b['entities']:,}" for a, b in pairs]
+    header = [f"b {n}" for n in names] + [f"b CPU {n}" for n in names]
     header += [f"peak MB at {s['entities']:,}" for s in sizes]
     lines = [
-        "Growth exponent `b` of work seconds in `seconds ∝ rows^b` between neighbouring sizes "
-        "(1 = linear, above 1 = super-linear), and peak memory at each size:",
+        "Growth exponent `b` in `seconds ∝ rows^b` between neighbouring sizes, of work seconds and of work "
+        "CPU seconds (1 = linear, above 1 = super-linear), and peak memory at each size:",
         "",
         _row(["stage", *header]),
         "|---|" + "--:|" * len(header),
     ]
     for stage in STAGES:
-        exps = [growth_exponent(a["stages"][stage], b["stages"][stage], "work_seconds") for a, b in pairs]
-        peaks = [s["stages"][stage].get("peak_rss_mb") for s in sizes]
-        lines.append(_row([stage, *(_fmt(e, 2) for e in exps), *(_fmt(p, 0) for p in peaks)]))
+        cells = []
+        for key in ("work_seconds", "work_cpu_seconds"):
+            cells += [_fmt(growth_exponent(a["stages"][stage], b["stages"][stage], key), 2) for a, b in pairs]
+        cells += [_fmt(s["stages"][stage].get("peak_rss_mb"), 0) for s in sizes]
+        lines.append(_row([stage, *cells]))
     return [*lines, ""]
 
 

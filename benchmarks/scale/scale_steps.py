@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -25,6 +26,10 @@ HERE = Path(__file__).resolve().parent
 STEP_SCRIPT = HERE / "scale_step.py"
 INDEX_STAGES = ("entities", "bm25", "vectors", "graph", "statements", "tables")
 RUN_AFTER = "2026-01-01T00:00:00+00:00"  # names the version, as the DAG run's time does
+
+
+def uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
 
 
 class StepRecord(BaseModel):
@@ -59,6 +64,15 @@ class SizeRun:
         self.path = state_dir / "scale-steps.json"
         saved = json.loads(self.path.read_text()) if self.path.is_file() else {}
         self.records = {k: StepRecord.model_validate(v) for k, v in saved.items()}
+        self.load_path = state_dir / "scale-load.json"
+        self.load: dict[str, str] = json.loads(self.load_path.read_text()) if self.load_path.is_file() else {}
+
+    def _note_load(self, when: str) -> None:
+        """``uptime`` when the first step ran and when the last one ended, kept across re-runs."""
+        if when == "start" and "start" in self.load:
+            return
+        self.load[when] = uptime()
+        self.load_path.write_text(json.dumps(self.load))
 
     def _save(self) -> None:
         partial = self.path.with_suffix(".partial")
@@ -77,7 +91,9 @@ class SizeRun:
             record = StepRecord(key=key, step=step, status="skipped", reason=f"needs {', '.join(failed)}")
         else:
             log.info("%s: running", key)
+            self._note_load("start")
             record = self._run(key, step, args)
+            self._note_load("end")
         m = record.measured
         log.info(
             "%s: %s%s",
