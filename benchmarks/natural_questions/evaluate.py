@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shlex
 import statistics
@@ -116,6 +117,7 @@ def ask_all(args: argparse.Namespace) -> int:
     done = {json.loads(line)["id"] for line in path.read_text().splitlines()} if path.exists() else set()
     todo = [r for r in records if r["id"] not in done]
     args.out.mkdir(parents=True, exist_ok=True)
+    session = {"reader": args.reader, "fold": args.fold, "questions": len(todo), "load_before": load()}
     with Engine.open(args.index, EngineConfig(reader=args.reader)) as engine, path.open("a") as rows:
         if args.reader == "llm" and engine.llm_reader is None:
             raise SystemExit(f"the LLM reader is unavailable: {engine.llm_unavailable}")
@@ -127,7 +129,15 @@ def ask_all(args: argparse.Namespace) -> int:
             rows.flush()
             mark = "right" if row["right"] else "WRONG"
             print(f"{number}/{len(todo)} {record['id']} {mark} {row['answer']!r} [{row['mode']}]", flush=True)
+    session["load_after"] = load()
+    with (args.out / f"sessions-{args.reader}.jsonl").open("a") as sessions:
+        sessions.write(json.dumps(session) + "\n")
     return 0
+
+
+def load() -> list[float]:
+    """The 1, 5 and 15 minute load averages: the machine is shared, so every figure says how busy it was."""
+    return [round(x, 2) for x in os.getloadavg()]
 
 
 def answer_row(record: dict, result, ms: float, version: str) -> dict:
@@ -143,11 +153,24 @@ def answer_row(record: dict, result, ms: float, version: str) -> dict:
 # --- the report ------------------------------------------------------------------------------------
 
 
-def read_rows(out: Path) -> dict[str, list[dict]]:
+def read_rows(out: Path, questions: Path) -> dict[str, list[dict]]:
+    """Each reader's rows, judged again against the current gold (a gold fixed after a run counts)."""
+    records = {r["id"]: r for r in map(json.loads, questions.read_text(encoding="utf-8").splitlines())}
     found = {}
     for path in sorted(out.glob("rows-*.jsonl")):
-        found[path.stem.removeprefix("rows-")] = [json.loads(line) for line in path.read_text().splitlines()]
+        rows = [json.loads(line) for line in path.read_text().splitlines()]
+        for row in rows:
+            row["right"] = is_right(row["answer"], records[row["id"]])
+            row["gold"] = records[row["id"]]["answers"][:3]
+        found[path.stem.removeprefix("rows-")] = rows
     return found
+
+
+def read_sessions(out: Path) -> dict[str, list[dict]]:
+    return {
+        path.stem.removeprefix("sessions-"): [json.loads(line) for line in path.read_text().splitlines()]
+        for path in sorted(out.glob("sessions-*.jsonl"))
+    }
 
 
 def per_kind(rows: list[dict]) -> dict[str, dict[str, dict]]:
@@ -167,16 +190,18 @@ def per_kind(rows: list[dict]) -> dict[str, dict[str, dict]]:
 
 
 def report(args: argparse.Namespace) -> int:
-    runs = read_rows(args.out)
+    runs = read_rows(args.out, args.questions)
     if not runs:
         raise SystemExit(f"no rows-*.jsonl under {args.out}: run the 'run' command first")
     summary = {reader: per_kind(rows) for reader, rows in runs.items()}
     p50 = {reader: statistics.median(r["ms"] for r in rows) for reader, rows in runs.items()}
     versions = sorted({r["index_version"] for rows in runs.values() for r in rows})
-    payload = {"commands": COMMANDS, "machine": machine(), "index_versions": versions,
+    sessions = read_sessions(args.out)
+    payload = {"commands": COMMANDS, "machine": machine(), "index_versions": versions, "sessions": sessions,
                "p50_ms": p50, "per_kind": summary, "rows": runs}  # fmt: skip
     (args.out / "before.json").write_text(json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
-    (args.out / "before.md").write_text("\n".join(markdown(summary, runs, p50, versions)) + "\n")
+    text = markdown(summary, runs, p50, versions, sessions)
+    (args.out / "before.md").write_text("\n".join(text) + "\n")
     print((args.out / "before.md").read_text())
     return 0
 
@@ -189,7 +214,7 @@ COMMANDS = [
 ]
 
 
-def markdown(summary: dict, runs: dict, p50: dict, versions: list[str]) -> list[str]:
+def markdown(summary: dict, runs: dict, p50: dict, versions: list[str], sessions: dict) -> list[str]:
     lines = ["# Natural questions: today's engine (before issue 35)", "", "Commands:", ""]
     lines += [f"    {c}" for c in COMMANDS]
     lines += ["", f"Index versions {', '.join(versions)}; machine: "
@@ -204,7 +229,9 @@ def markdown(summary: dict, runs: dict, p50: dict, versions: list[str]) -> list[
         modes = defaultdict(int)
         for r in runs[reader]:
             modes[r["mode"]] += 1
-        lines += ["", f"p50 {p50[reader]:.0f} ms a question; answered by mode: "
+        loads = "; ".join(f"{s['load_before']} -> {s.get('load_after')}" for s in sessions.get(reader, []))
+        lines += ["", f"p50 {p50[reader]:.0f} ms a question (load averages 1/5/15 min before -> after: "
+                  f"{loads or 'not recorded'}); answered by mode: "
                   + ", ".join(f"{m} {n}" for m, n in sorted(modes.items())), ""]  # fmt: skip
     for reader, rows in runs.items():
         wrong = [r for r in rows if r["fold"] == "report" and not r["right"]]
@@ -232,6 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--out", type=Path, default=OUT)
     rep = sub.add_parser("report", help="write before.md and before.json from the rows")
     rep.add_argument("--out", type=Path, default=OUT)
+    rep.add_argument("--questions", type=Path, default=QUESTIONS)
     args = parser.parse_args(argv)
     print("command: " + shlex.join(["evaluate.py", *(argv or sys.argv[1:])]), flush=True)
     return ask_all(args) if args.command == "run" else report(args)
