@@ -115,7 +115,7 @@ def ask_all(args: argparse.Namespace) -> int:
     records = [r for r in records if args.fold == "all" or r["fold"] == args.fold]
     path = rows_path(args.out, args.reader)
     done = {json.loads(line)["id"] for line in path.read_text().splitlines()} if path.exists() else set()
-    todo = [r for r in records if r["id"] not in done]
+    todo = interleaved([r for r in records if r["id"] not in done])
     args.out.mkdir(parents=True, exist_ok=True)
     session = {"reader": args.reader, "fold": args.fold, "questions": len(todo), "load_before": load()}
     with Engine.open(args.index, EngineConfig(reader=args.reader)) as engine, path.open("a") as rows:
@@ -140,13 +140,24 @@ def load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
+def interleaved(records: list[dict]) -> list[dict]:
+    """The records taken in turn from each kind (its first, then its second, ...), so a run stopped early
+    (the LLM reader on a busy machine) has asked every kind about equally often."""
+    turn: dict[str, int] = defaultdict(int)
+    keyed = []
+    for record in records:
+        keyed.append((turn[record["kind"]], KINDS.index(record["kind"]), record["id"], record))
+        turn[record["kind"]] += 1
+    return [record for *_, record in sorted(keyed, key=lambda k: k[:3])]
+
+
 def answer_row(record: dict, result, ms: float, version: str) -> dict:
     answer = None if result.unknown else result.answer
     return {
         "id": record["id"], "kind": record["kind"], "fold": record["fold"], "question": record["question"],
         "gold": record["answers"][:3], "answer": answer, "unit": result.unit, "mode": result.mode,
         "reader": result.reader, "confidence": round(result.confidence, 3), "right": is_right(answer, record),
-        "ms": round(ms, 1), "index_version": version,
+        "ms": round(ms, 1), "load": load(), "index_version": version,
     }  # fmt: skip
 
 
@@ -220,28 +231,60 @@ def markdown(summary: dict, runs: dict, p50: dict, versions: list[str], sessions
     lines += ["", f"Index versions {', '.join(versions)}; machine: "
               + ", ".join(f"{k} {v}" for k, v in machine().items()), ""]  # fmt: skip
     for reader, table in summary.items():
-        lines += [f"## Reader `{reader}`: exact match per kind (%, right/questions)", ""]
-        lines += ["| kind | tune | report | both |", "|---|---:|---:|---:|"]
-        for kind in (*KINDS, "all"):
-            cells = [_cell(table.get(kind, {}).get(f)) for f in ("tune", "report", "all")]
-            name = f"**{kind}**" if kind == "all" else kind
-            lines.append(f"| {name} | {' | '.join(cells)} |")
-        modes = defaultdict(int)
-        for r in runs[reader]:
-            modes[r["mode"]] += 1
-        loads = "; ".join(f"{s['load_before']} -> {s.get('load_after')}" for s in sessions.get(reader, []))
-        lines += ["", f"p50 {p50[reader]:.0f} ms a question (load averages 1/5/15 min before -> after: "
-                  f"{loads or 'not recorded'}); answered by mode: "
-                  + ", ".join(f"{m} {n}" for m, n in sorted(modes.items())), ""]  # fmt: skip
+        lines += reader_section(reader, table, runs, p50[reader], sessions.get(reader, []))
     for reader, rows in runs.items():
-        wrong = [r for r in rows if r["fold"] == "report" and not r["right"]]
-        lines += [f"## Wrong answers of the report half, reader `{reader}` ({len(wrong)})", ""]
-        for r in sorted(wrong, key=lambda r: (KINDS.index(r["kind"]), r["id"])):
-            said = "unknown" if r["answer"] is None else r["answer"] + (f" {r['unit']}" if r["unit"] else "")
-            lines.append(f"- {r['id']} ({r['kind']}) {r['question']} → **{said}** [mode {r['mode']}; "
-                         f"gold {' / '.join(r['gold'])}]")  # fmt: skip
-        lines.append("")
+        lines += wrong_section(reader, rows)
     return lines
+
+
+def reader_section(reader: str, table: dict, runs: dict, p50: float, sessions: list[dict]) -> list[str]:
+    lines = [f"## Reader `{reader}`: exact match per kind (%, right/questions)", ""]
+    lines += ["| kind | tune | report | both |", "|---|---:|---:|---:|"]
+    for kind in (*KINDS, "all"):
+        cells = [_cell(table.get(kind, {}).get(f)) for f in ("tune", "report", "all")]
+        lines.append(f"| {f'**{kind}**' if kind == 'all' else kind} | {' | '.join(cells)} |")
+    modes: dict[str, int] = defaultdict(int)
+    for r in runs[reader]:
+        modes[r["mode"]] += 1
+    lines += ["", f"p50 {p50:.0f} ms a question; {load_said(runs[reader], sessions)}; answered by mode: "
+              + ", ".join(f"{m} {n}" for m, n in sorted(modes.items())), ""]  # fmt: skip
+    if reader != "candidates" and "candidates" in runs:
+        lines += same_questions(reader, runs[reader], runs["candidates"])
+    return lines
+
+
+def load_said(rows: list[dict], sessions: list[dict]) -> str:
+    """How busy the machine was: each run's load averages before and after, and the median 1-minute
+    load over the rows that recorded one (a run stopped early writes no 'after')."""
+    said = [f"{s['load_before']} -> {s.get('load_after', 'stopped')}" for s in sessions]
+    ones = [r["load"][0] for r in rows if r.get("load")]
+    if ones:
+        said.append(f"median 1-min load {statistics.median(ones):.1f} over {len(ones)} rows")
+    return "load averages 1/5/15 min before -> after: " + ("; ".join(said) or "not recorded")
+
+
+def same_questions(reader: str, rows: list[dict], baseline: list[dict]) -> list[str]:
+    """The reader against the candidate reader on exactly the questions the reader was asked (a run
+    stopped early asked part of a fold)."""
+    asked = {r["id"] for r in rows}
+    ours, theirs = per_kind(rows), per_kind([r for r in baseline if r["id"] in asked])
+    lines = [f"The same {len(asked)} questions, `{reader}` against `candidates`:", ""]
+    lines += [f"| kind | questions | {reader} | candidates |", "|---|---:|---:|---:|"]
+    for kind in (*KINDS, "all"):
+        if kind in ours:
+            mine, base = ours[kind]["all"], theirs[kind]["all"]
+            lines.append(f"| {kind} | {mine['n']} | {_cell(mine)} | {_cell(base)} |")
+    return [*lines, ""]
+
+
+def wrong_section(reader: str, rows: list[dict]) -> list[str]:
+    wrong = [r for r in rows if r["fold"] == "report" and not r["right"]]
+    lines = [f"## Wrong answers of the report half, reader `{reader}` ({len(wrong)})", ""]
+    for r in sorted(wrong, key=lambda r: (KINDS.index(r["kind"]), r["id"])):
+        said = "unknown" if r["answer"] is None else r["answer"] + (f" {r['unit']}" if r["unit"] else "")
+        lines.append(f"- {r['id']} ({r['kind']}) {r['question']} → **{said}** [mode {r['mode']}; "
+                     f"gold {' / '.join(r['gold'])}]")  # fmt: skip
+    return [*lines, ""]
 
 
 def _cell(group: dict | None) -> str:
