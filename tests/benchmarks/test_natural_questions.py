@@ -1,0 +1,240 @@
+"""benchmarks/natural_questions: the hand-written question set's committed gold is what gold.py makes of the
+sample dumps, the answer key imports no project code, and a few golds agree with the raw JSON read here."""
+
+from __future__ import annotations
+
+import ast
+import json
+import random
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from tests.conftest import REPO, WIKIDATA_API, WIKIDATA_ITEMS, load_script, raw_entities
+
+FOLDER = REPO / "benchmarks" / "natural_questions"
+GOLD = FOLDER / "gold.py"
+COMMITTED = FOLDER / "questions.jsonl"
+KINDS = {"lookup", "lookup_year", "chain", "comparison", "count", "superlative", "yes_no", "unanswerable"}
+BARE_ID = re.compile(r"[QPL]\d+")
+STDLIB = set(sys.stdlib_module_names) | {"__future__"}
+
+
+@pytest.fixture(scope="module")
+def gold() -> ModuleType:
+    return load_script(GOLD)
+
+
+@pytest.fixture(scope="module")
+def dump(gold: ModuleType):
+    return gold.Dump(gold.read_entities(gold.DUMPS), gold.read_wiki_text(gold.WIKIS))
+
+
+@pytest.fixture(scope="module")
+def records() -> dict[str, dict]:
+    rows = [json.loads(line) for line in COMMITTED.read_text(encoding="utf-8").splitlines()]
+    return {r["id"]: r for r in rows}
+
+
+def test_the_committed_set_is_what_gold_makes(gold: ModuleType, tmp_path: Path) -> None:
+    out = tmp_path / "questions.jsonl"
+    assert gold.main(["--out", str(out)]) == 0
+    made = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    committed = [json.loads(line) for line in COMMITTED.read_text(encoding="utf-8").splitlines()]
+    regenerate = "re-run the command in benchmarks/natural_questions/README.md"
+    assert len(made) == len(committed), regenerate
+    differ = [(m["id"], c["id"]) for m, c in zip(made, committed, strict=True) if m != c]
+    assert not differ, f"{regenerate}: {differ[:5]}"
+
+
+@pytest.mark.parametrize("script", [GOLD, FOLDER / "dump_model.py"], ids=lambda p: p.name)
+def test_the_answer_key_imports_no_project_code(script: Path) -> None:
+    tree = ast.parse(script.read_text(encoding="utf-8"))
+    modules = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    modules |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert not {m.split(".")[0] for m in modules} & {"schemas", "ingest", "index", "query", "dags", "tests"}
+    assert {m.split(".")[0] for m in modules} <= STDLIB | {"dump_model"}, modules
+
+
+def test_size_kinds_and_folds(records: dict[str, dict]) -> None:
+    assert len(records) >= 150
+    kinds = Counter(r["kind"] for r in records.values())
+    assert set(kinds) == KINDS
+    assert min(kinds.values()) >= 20, kinds
+    for kind in KINDS:
+        folds = Counter(r["fold"] for r in records.values() if r["kind"] == kind)
+        assert set(folds) == {"tune", "report"}, (kind, folds)
+        assert abs(folds["tune"] - folds["report"]) <= 1, (kind, folds)
+    assert len({r["question"] for r in records.values()}) == len(records)
+
+
+def test_answers_are_names_numbers_or_refusals_never_bare_ids(records: dict[str, dict]) -> None:
+    for r in records.values():
+        assert r["answers"] and all(a.strip() for a in r["answers"]), r["id"]
+        assert not any(BARE_ID.fullmatch(a) for a in r["answers"]), r["id"]
+        refusal = r["answers"] == ["unknown"]
+        assert refusal == (r["kind"] == "unanswerable"), r["id"]
+        if r["kind"] == "yes_no":
+            assert r["answers"] in (["yes"], ["no"]), r["id"]
+
+
+def test_the_split_is_seeded_and_stratified(gold: ModuleType, records: dict[str, dict]) -> None:
+    shuffled = [{"id": r["id"], "kind": r["kind"]} for r in records.values()]
+    random.Random(1).shuffle(shuffled)
+    gold.assign_folds(shuffled)
+    assert {r["id"]: r["fold"] for r in shuffled} == {i: r["fold"] for i, r in records.items()}
+    gold.assign_folds(shuffled, seed=gold.SEED + 1)
+    assert {r["id"]: r["fold"] for r in shuffled} != {i: r["fold"] for i, r in records.items()}
+
+
+# --- golds read by hand from the raw JSON ----------------------------------------------------------
+
+
+def claims(qid: str, prop: str) -> list[dict]:
+    entity = raw_entities(WIKIDATA_ITEMS).get(qid) or raw_entities(WIKIDATA_API)[qid]
+    return entity["claims"][prop]
+
+
+def test_count_of_germanys_neighbours(records: dict[str, dict]) -> None:
+    preferred = [c for c in claims("Q183", "P47") if c["rank"] == "preferred"]
+    assert len(preferred) == 9  # the historical neighbours (GDR, Czechoslovakia, ...) are normal rank
+    ids = [c["mainsnak"]["datavalue"]["value"]["id"] for c in preferred]
+    assert records["nq-106"]["answers"][0] == "9" and records["nq-106"]["evidence"]["counted"] == ids
+    assert records["nq-070"]["answers"][0] == "9"  # the same count, reached from Kiel through P17
+
+
+def test_value_in_a_year_and_a_year_the_dump_lacks(records: dict[str, dict]) -> None:
+    dated = {
+        c["qualifiers"]["P585"][0]["datavalue"]["value"]["time"][1:5]: c["mainsnak"]["datavalue"]["value"]
+        for c in claims("Q31", "P1082")
+    }
+    assert dated["1995"]["amount"] == "+10136811"
+    assert records["nq-030"]["answers"] == ["10,136,811", "10136811"]
+    assert "2015" not in dated and max(dated) == "2014"
+    assert records["nq-183"]["answers"] == ["unknown"]
+
+
+def test_area_in_square_metres_is_converted(records: dict[str, dict]) -> None:
+    (area,) = claims("Q807", "P2046")
+    value = area["mainsnak"]["datavalue"]["value"]
+    assert value["amount"] == "+41370000" and value["unit"].endswith("/Q25343")  # square metres
+    lausanne = records["nq-017"]
+    assert lausanne["answers"][0] == "41,370,000" and lausanne["unit"] == "square metre"
+    assert lausanne["conversions"] == {"square kilometre": ["41.37"]}
+    tours = claims("Q288", "P2046")[0]["mainsnak"]["datavalue"]["value"]
+    assert tours["amount"] == "+34.36"  # km²: Lausanne (41.37 km²) is the larger
+    assert records["nq-082"]["answers"][0] == "Lausanne"
+
+
+def test_comparison_answers_the_name(records: dict[str, dict]) -> None:
+    def current_population(qid: str) -> int:
+        (best,) = [c for c in claims(qid, "P1082") if c["rank"] == "preferred"]
+        return int(best["mainsnak"]["datavalue"]["value"]["amount"])
+
+    assert current_population("Q586") == 327919 and current_population("Q1707") == 247236
+    assert records["nq-080"]["answers"] == ["Bonn"]
+    assert records["nq-164"]["answers"] == ["no"]  # "Does Kiel have more residents than Bonn?"
+
+
+def test_a_former_capital_is_not_the_capital(records: dict[str, dict]) -> None:
+    by_value = {c["mainsnak"]["datavalue"]["value"]["id"]: c for c in claims("Q183", "P36")}
+    assert by_value["Q586"]["rank"] == "normal" and "P582" in by_value["Q586"]["qualifiers"]  # Bonn, ended
+    assert by_value["Q64"]["rank"] == "preferred"  # Berlin, an item outside the dumps
+    assert records["nq-171"]["answers"] == ["no"]
+    assert records["nq-203"]["answers"] == ["unknown"]  # Berlin's population is not in the dumps
+
+
+def test_superlative_members_and_winner(records: dict[str, dict]) -> None:
+    record = records["nq-131"]  # the most populous city in Germany
+    assert record["answers"][0] == "Düsseldorf"
+    assert record["evidence"]["members"]["Q1718"] == ["613230"]
+    assert max(record["evidence"]["members"].values(), key=lambda v: int(v[0])) == ["613230"]
+    (best,) = [c for c in claims("Q1718", "P1082") if c["rank"] == "preferred"]
+    assert best["mainsnak"]["datavalue"]["value"]["amount"] == "+613230"
+
+
+def test_a_mention_of_the_winner_is_accepted(records: dict[str, dict]) -> None:
+    (born,) = claims("Q9235", "P569")
+    assert born["mainsnak"]["datavalue"]["value"]["time"].startswith("+1770")  # Quine: 1908
+    assert records["nq-085"]["answers"][0] == "Georg Wilhelm Friedrich Hegel"
+    assert records["nq-085"]["answers"][-1] == "Hegel"
+
+
+def test_inverse_chain(records: dict[str, dict]) -> None:
+    capitals = [c["mainsnak"]["datavalue"]["value"]["id"] for c in claims("Q1201", "P36")]
+    assert capitals == ["Q1724"]  # Saarland's capital is Saarbrücken
+    assert records["nq-061"]["answers"] == ["Saarland"]
+    assert records["nq-073"]["answers"][0] == "995,597"  # Saarland's population, reached the same way
+
+
+# --- what the answer key refuses -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("spec", "says"),
+    [
+        ({"op": "lookup", "subject": "Q31", "property": "P36"}, "bare id"),  # Brussels: outside the dumps
+        ({"op": "chain", "start": "Q183", "path": ["P36", "P1082"]}, "one entity of the dumps"),
+        ({"op": "in_year", "subject": "Q31", "property": "P1082", "year": 2005}, "different values"),
+        # Bonn and Everswinkel both lie at 60 m: a tie has no winner
+        ({"op": "compare", "entities": ["Q586", "Q2809"], "property": "P2044", "pick": "max"}, "no clear"),
+        ({"op": "compare", "entities": ["Q586", "Q586"], "property": "P1082", "pick": "max"}, "different"),
+        ({"op": "count", "subject": "Q233", "property": "P47"}, "'no value'"),  # Malta: novalue + Italy
+        ({"op": "refuse", "why": "no_entity", "name": "Oslo"}, "not a fictional place"),
+        # a mention must be a word of the winner's names: it cannot bring in another answer
+        (
+            {
+                "op": "compare",
+                "entities": ["Q214969", "Q9235"],
+                "property": "P569",
+                "pick": "min",
+                "mentions": {"Q9235": "Kant"},
+            },
+            "not a word",
+        ),
+        ({"op": "refuse", "why": "no_year", "subject": "Q31", "property": "P1082", "year": 2014}, "dated"),
+        ({"op": "refuse", "why": "no_property", "property": "P1082"}, "exists"),
+    ],
+)
+def test_a_spec_without_one_defensible_answer_is_refused(
+    gold: ModuleType, dump, spec: dict, says: str
+) -> None:
+    with pytest.raises(gold.GoldError, match=re.escape(says)):
+        gold.OPERATIONS[spec["op"]](dump, spec)
+
+
+def test_a_source_error_names_the_line_and_what_to_do(gold: ModuleType, dump, tmp_path: Path) -> None:
+    source = tmp_path / "questions.source.jsonl"
+    good = {"id": "x-1", "kind": "lookup", "question": "Q?", "spec": {"op": "lookup", "subject": "Q585",
+            "property": "P1082"}}  # fmt: skip
+    bad = {**good, "id": "x-2", "spec": {"op": "lookup", "subject": "Q31", "property": "P36"}}
+    source.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+    with pytest.raises(gold.GoldError, match=r"line 2 \(x-2.*rewrite or drop the question"):
+        gold.build(dump, source)
+    source.write_text(json.dumps({**good, "kind": "count"}) + "\n")  # a kind with an op it may not use
+    with pytest.raises(gold.GoldError, match="line 1"):
+        gold.build(dump, source)
+
+
+# --- the evaluator's rule --------------------------------------------------------------------------
+
+
+def test_the_judge_matches_names_numbers_units_and_refusals() -> None:
+    evaluate = load_script(FOLDER / "evaluate.py")
+    lausanne = {"kind": "lookup", "answers": ["41,370,000", "41370000", "41.37"], "unit": "square metre",
+                "conversions": {"square kilometre": ["41.37"]}}  # fmt: skip
+    assert evaluate.is_right("41370000", lausanne)
+    assert evaluate.is_right("41.37 km²", lausanne)
+    assert not evaluate.is_right("41.37 square metres", lausanne)  # the number of another unit
+    population = {"kind": "lookup", "answers": ["634,463", "634463"]}
+    assert evaluate.is_right("634,463", population) and evaluate.is_right("635,000", population)  # 0.08 %
+    assert not evaluate.is_right("640,000", population)  # 0.87 %: beyond 0.5 %
+    assert not evaluate.is_right(None, population)  # a refusal is wrong where there is an answer
+    assert evaluate.is_right("düsseldorf", {"kind": "superlative", "answers": ["Düsseldorf"]})
+    assert not evaluate.is_right("Düsseldorf (Q1718)", {"kind": "superlative", "answers": ["Düsseldorf"]})
+    unanswerable = {"kind": "unanswerable", "answers": ["unknown"]}
+    assert evaluate.is_right(None, unanswerable) and not evaluate.is_right("10,084,475", unanswerable)
