@@ -11,7 +11,8 @@ Stages and their raw baselines, measured in the same run:
   plus what a 128-token cap costs: speed, and top-10 agreement with the uncapped vectors on the
   OTT-QA dev questions;
 - ANN: recall@10 of the LanceDB ANN index against exact search, dev questions as queries;
-- graph: ``build_graph`` (DuckDB tables + Kùzu COPY) edges/s vs COPY of the same edge files into a bare database.
+- graph: ``build_graph`` (DuckDB tables + Kùzu COPY) edges/s vs COPY of the same edge files into a
+  bare database.
 Embedding the whole corpus takes about an hour on 2 cores; ``--embed-limit`` embeds a random sample of
 that many evidence rows (the ANN measurement then runs on that sample) and the report says so.
 """

@@ -45,6 +45,7 @@ def read_config_file(path: Path, what: str = "settings") -> dict[str, Any]:
         raise ValueError(f"{path} must hold a table of {what}, not a {type(values).__name__}")
     return values
 
+
 # Defaults the index settings share with the components they configure (index.embedder, index.vectors):
 # written once, here, where the lowest layer can see them.
 EMBEDDING_MODEL = "all-MiniLM-L6-v2"
