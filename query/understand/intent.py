@@ -10,16 +10,15 @@ extractor can replace it behind ``IntentExtractor`` without the later stages not
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Protocol
 
 from index.aliases import AliasIndex
-from index.reader import IndexReader
 from query.lexicon import WH_WORDS
 from query.understand import temporal
 from query.understand.answer_type import wh_phrase
 from query.understand.mentions import EntityDescriptions, MentionFinder
 from query.understand.properties import PropertyLabels
+from query.understand.settings import IntentSettings
 from query.understand.tokens import content_words, tokenize
 from schemas.query import Intent, TimeConstraint
 
@@ -41,32 +40,17 @@ class RuleIntentExtractor:
         self,
         aliases: AliasIndex,
         properties: PropertyLabels,
+        settings: IntentSettings | None = None,
         *,
         entities: EntityDescriptions | None = None,
-        max_ngram: int = 6,
-        max_properties: int = 5,
     ):
-        if max_ngram < 1:
-            raise ValueError(f"max_ngram must be at least 1, got {max_ngram}")
-        if max_properties < 0:
-            raise ValueError(f"max_properties must be 0 or more, got {max_properties}")
         self.aliases = aliases
         self.properties = properties
         self.entities = entities
-        self.max_ngram = max_ngram
-        self.max_properties = max_properties
-        self.mentions = MentionFinder(aliases, entities, max_ngram)
-
-    @classmethod
-    def from_reader(
-        cls,
-        reader: IndexReader,
-        property_table: Path,
-        *,
-        entities: EntityDescriptions | None = None,
-        **kwargs,
-    ) -> RuleIntentExtractor:
-        return cls(reader.aliases, PropertyLabels.load(property_table), entities=entities, **kwargs)
+        self.settings = settings or IntentSettings()
+        self.max_ngram = self.settings.max_ngram
+        self.max_properties = self.settings.max_properties
+        self.mentions = MentionFinder(aliases, entities, self.max_ngram)
 
     def to_dict(self) -> dict:
         return {"name": self.name, "max_ngram": self.max_ngram, "max_properties": self.max_properties}
@@ -108,7 +92,3 @@ class RuleIntentExtractor:
             keywords=keywords,
             extractor=self.name,
         )
-
-
-INTENT_EXTRACTORS: dict[str, type[RuleIntentExtractor]] = {"rules": RuleIntentExtractor}
-"""Intent extractors by the name ``EngineConfig.intent`` gives; an LLM extractor registers here."""

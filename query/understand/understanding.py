@@ -60,14 +60,6 @@ class IntentContext:
 
 INTENT_EXTRACTORS: Registry[IntentContext, IntentExtractor] = Registry(
     "intent extractor",
-    {
-        "rules": lambda c: RuleIntentExtractor(
-            c.aliases,
-            c.properties,
-            entities=c.entities,
-            max_ngram=c.settings.max_ngram,
-            max_properties=c.settings.max_properties,
-        )
-    },
+    {"rules": lambda c: RuleIntentExtractor(c.aliases, c.properties, c.settings, entities=c.entities)},
 )
 """Intent extractors by the name ``[understand.intent] extractor`` gives; an LLM extractor registers here."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from query.understand.intent import RuleIntentExtractor
+from query.understand.settings import IntentSettings
 from schemas.query import Intent
 
 
@@ -42,8 +43,8 @@ def test_relation_and_answer_type_choose_the_property(extractor, question, prop)
 
 def test_constructor_validates_and_serializes(reader, properties):
     with pytest.raises(ValueError, match="max_ngram"):
-        RuleIntentExtractor(reader.aliases, properties, max_ngram=0)
-    extractor = RuleIntentExtractor(reader.aliases, properties, max_properties=2)
+        IntentSettings(max_ngram=0)
+    extractor = RuleIntentExtractor(reader.aliases, properties, IntentSettings(max_properties=2))
     config = extractor.to_dict()
     assert config == {"name": "rules", "max_ngram": 6, "max_properties": 2}
     assert len(extractor.run("When was Albert Einstein born?").properties) == 2
