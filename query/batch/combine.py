@@ -21,6 +21,7 @@ from query.batch.answer import READING_FAILURES, ChunkResult
 from query.batch.plan import pin_holder
 from query.evaluation.metrics import percentile
 from schemas.answers import ANSWER_RECORD_SCHEMA, AnswerRecord
+from schemas.settings import HqaSettings
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +50,8 @@ class AnsweringFailed(RuntimeError):
     """More of the questions asked failed than the run allows; the answers are written all the same."""
 
 
-DEFAULT_MAX_FAILURE_RATE = 0.1
+DEFAULT_MAX_FAILURE_RATE = HqaSettings.model_fields["answer_max_failure_rate"].default
+"""Written once, in ``HqaSettings``."""
 
 
 def combine_parts(

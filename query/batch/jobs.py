@@ -23,7 +23,6 @@ from query.batch.answerers import DEFAULT_K, Answerer
 from query.batch.combine import DEFAULT_MAX_FAILURE_RATE, BatchSummary, combine_parts
 from query.batch.plan import DEFAULT_CHUNK_SIZE, parts_dir_for, plan_questions
 from query.batch.questions import read_questions
-from schemas.settings import HqaSettings
 
 
 def answer_file(
@@ -34,14 +33,14 @@ def answer_file(
     *,
     k: int = DEFAULT_K,
     parts_dir: Path | None = None,
-    settings: HqaSettings | None = None,
+    engine_config: Path | None = None,
     reader: Literal["llm", "candidates"] | None = None,
     max_failure_rate: float | None = DEFAULT_MAX_FAILURE_RATE,
 ) -> BatchSummary:
     """The whole batch in this process, with a progress bar: plan, answer each chunk, combine.
 
-    ``settings`` are the caller's (the CLI's, with its ``--config`` file); their ``engine_config``
-    configures the engine. None = the engine's defaults: this function reads no settings of its own.
+    ``engine_config`` is the engine config file of the caller's settings (the CLI's
+    ``HqaSettings.engine_config``); None = the engine's defaults: this function reads no settings.
     ``reader`` overrides the config's reader ("candidates" for the fast path).
 
     Resumable: a part an interrupted run left in ``parts_dir`` (default ``parts_dir_for(out_path)``)
@@ -51,7 +50,6 @@ def answer_file(
     """
     questions = read_questions(questions_path)
     parts_dir = Path(parts_dir) if parts_dir is not None else parts_dir_for(out_path)
-    engine_config = settings.engine_config if settings is not None else None
     jobs = plan_questions(
         questions, resolve_index_dir(index_dir), parts_dir, chunk_size, k, engine_config, reader
     )

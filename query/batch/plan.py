@@ -17,8 +17,10 @@ from pydantic import BaseModel, Field
 from index.versions import VersionStore, resolve_index_dir
 from query.batch.answerers import BATCH_ANSWERER, DEFAULT_K
 from query.batch.questions import QuestionFile, read_questions
+from schemas.settings import AirflowSettings
 
-DEFAULT_CHUNK_SIZE = 100
+DEFAULT_CHUNK_SIZE: int = AirflowSettings.model_fields["qa_chunk_size"].default
+"""Written once, in ``AirflowSettings``."""
 
 
 class ChunkJob(BaseModel):

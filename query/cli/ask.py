@@ -110,7 +110,7 @@ def cmd_answer(args: argparse.Namespace, settings: HqaSettings) -> int:
             args.index or settings.index_dir,
             args.chunk_size or settings.airflow.qa_chunk_size,
             k=args.k,
-            settings=settings,
+            engine_config=settings.engine_config,
             reader=args.reader,
             max_failure_rate=settings.answer_max_failure_rate,
         )

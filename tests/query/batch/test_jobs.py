@@ -24,7 +24,6 @@ from query.batch.questions import read_questions
 from query.config import EngineConfig
 from query.read.candidates import AnswerSettings
 from schemas.answers import ANSWER_RECORD_SCHEMA, AnswerRecord, Question
-from schemas.settings import HqaSettings
 from tests.query.batch.conftest import QUESTIONS, MixedQuestions, assert_routed, rows_of
 from tests.query.batch.test_answer import FailingAnswerer
 from tests.query.llm_server import FAULT_TIMEOUT_S, ChatServer, chat_server
@@ -166,9 +165,7 @@ def test_a_batch_goes_on_through_an_llm_server_outage_and_keeps_each_failed_read
             f"timeout_s = {FAULT_TIMEOUT_S}\n"
         )
         llm_out = tmp_path / "llm.parquet"
-        summary = answer_file(
-            questions, llm_out, result.version_dir, chunk_size=3, settings=HqaSettings(engine_config=config)
-        )
+        summary = answer_file(questions, llm_out, result.version_dir, chunk_size=3, engine_config=config)
     candidates_out = tmp_path / "candidates.parquet"
     answer_file(questions, candidates_out, result.version_dir, chunk_size=3, reader="candidates")
     rows, candidate_rows = rows_of(llm_out), rows_of(candidates_out)
@@ -194,10 +191,9 @@ BATCH_RUN = """
 import sys
 from pathlib import Path
 from query.batch.jobs import answer_file
-from schemas.settings import HqaSettings
 
 questions, out, index, config = map(Path, sys.argv[1:5])
-answer_file(questions, out, index, chunk_size=2, settings=HqaSettings(engine_config=config))
+answer_file(questions, out, index, chunk_size=2, engine_config=config)
 """
 
 
@@ -243,8 +239,7 @@ def test_a_killed_batch_resumes_from_its_finished_parts_and_answers_failed_ones_
         kept = rows_of(finished[1].path)
 
         server.before_reply = None
-        settings = HqaSettings(engine_config=config)
-        summary = answer_file(questions, out, result.version_dir, chunk_size=2, settings=settings)
+        summary = answer_file(questions, out, result.version_dir, chunk_size=2, engine_config=config)
     rows = rows_of(out)
     assert (summary.parts, summary.parts_reused, summary.questions) == (3, 1, 6)
     assert [r["question_id"] for r in rows] == [q.id for q in read_questions(questions).questions]
