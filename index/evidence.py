@@ -31,6 +31,7 @@ from index.lexicon import table_files
 from index.names import BatchNames, NameStore
 from index.verbalize import frames, infobox, kg, tables, text
 from index.verbalize.buffer import EVIDENCE_SCHEMA, EvidenceBuffer
+from ingest.files import atomic_path
 from ingest.parquet_sink import ParquetSink
 from ingest.progress import progress
 from schemas.evidence import Evidence
@@ -220,32 +221,25 @@ def _copy_without(raw: Path, out: Path, repeats: Iterator[np.ndarray]) -> int:
         return 0
     exhausted = False
     dropped = 0
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     parquet = pq.ParquetFile(raw)
-    try:
-        with pq.ParquetWriter(tmp, EVIDENCE_SCHEMA, compression="zstd") as writer:
-            start = 0
-            for group in range(parquet.num_row_groups):
-                rows = parquet.read_row_group(group)
-                end = start + rows.num_rows
-                while not exhausted and (
-                    not pending.size or pending[-1] < end
-                ):  # more may fall in this group
-                    more = next(repeats, None)
-                    if more is None:
-                        exhausted = True
-                    else:
-                        pending = np.concatenate([pending, more])
-                inside = pending[pending < end]
-                pending = pending[pending >= end]
-                keep = np.ones(rows.num_rows, dtype=bool)
-                keep[inside - start] = False
-                dropped += int(inside.size)
-                writer.write_table(rows.filter(pa.array(keep)), row_group_size=max(1, rows.num_rows))
-                start = end
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_path(out) as tmp, pq.ParquetWriter(tmp, EVIDENCE_SCHEMA, compression="zstd") as writer:
+        start = 0
+        for group in range(parquet.num_row_groups):
+            rows = parquet.read_row_group(group)
+            end = start + rows.num_rows
+            while not exhausted and (not pending.size or pending[-1] < end):  # more may fall in this group
+                more = next(repeats, None)
+                if more is None:
+                    exhausted = True
+                else:
+                    pending = np.concatenate([pending, more])
+            inside = pending[pending < end]
+            pending = pending[pending >= end]
+            keep = np.ones(rows.num_rows, dtype=bool)
+            keep[inside - start] = False
+            dropped += int(inside.size)
+            writer.write_table(rows.filter(pa.array(keep)), row_group_size=max(1, rows.num_rows))
+            start = end
     return dropped
 
 

@@ -8,7 +8,6 @@ one thread, so one instance serves many threads and the file's order is kept. Th
 from __future__ import annotations
 
 import bisect
-import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -17,6 +16,8 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 from pydantic import BaseModel
+
+from ingest.files import atomic_path
 
 
 class SortedParquet:
@@ -76,18 +77,9 @@ def write_sorted(
 ) -> None:
     """Write ``table`` (already sorted by ``sort_keys``) atomically, in small row groups, with the
     build's ``stats`` in the schema metadata under ``stats_key`` and the sort order declared."""
-    metadata = {**(table.schema.metadata or {}), stats_key: stats.model_dump_json().encode()}
-    out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.tmp")
-    pq.write_table(
-        table.replace_schema_metadata(metadata),
-        tmp,
-        row_group_size=row_group_rows,
-        compression="zstd",
-        sorting_columns=pq.SortingColumn.from_ordering(table.schema, [(k, "ascending") for k in sort_keys]),
+    write_sorted_batches(
+        table.to_batches(), table.schema, out_path, sort_keys, row_group_rows, stats_key, stats
     )
-    os.replace(tmp, out_path)
 
 
 def write_sorted_batches(
@@ -106,22 +98,20 @@ def write_sorted_batches(
     schema = schema.with_metadata(metadata)
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.tmp")
     sorting = pq.SortingColumn.from_ordering(schema, [(k, "ascending") for k in sort_keys])
     pending: list[pa.Table] = []
     rows = 0
-    try:
-        with pq.ParquetWriter(tmp, schema, compression="zstd", sorting_columns=sorting) as writer:
-            for batch in batches:
-                pending.append(pa.Table.from_batches([batch]).cast(schema))
-                rows += batch.num_rows
-                while rows >= row_group_rows:
-                    table = pa.concat_tables(pending)
-                    writer.write_table(table.slice(0, row_group_rows), row_group_size=row_group_rows)
-                    rest = table.slice(row_group_rows)
-                    pending, rows = [rest], rest.num_rows
-            if rows:
-                writer.write_table(pa.concat_tables(pending), row_group_size=row_group_rows)
-        os.replace(tmp, out_path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    with (
+        atomic_path(out_path) as tmp,
+        pq.ParquetWriter(tmp, schema, compression="zstd", sorting_columns=sorting) as writer,
+    ):
+        for batch in batches:
+            pending.append(pa.Table.from_batches([batch]).cast(schema))
+            rows += batch.num_rows
+            while rows >= row_group_rows:
+                table = pa.concat_tables(pending)
+                writer.write_table(table.slice(0, row_group_rows), row_group_size=row_group_rows)
+                rest = table.slice(row_group_rows)
+                pending, rows = [rest], rest.num_rows
+        if rows:
+            writer.write_table(pa.concat_tables(pending), row_group_size=row_group_rows)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -34,6 +33,7 @@ from pydantic import BaseModel, Field
 from index.duck import read_sql, record_batches, scalar
 from index.embedder import Embedder
 from index.embedding_cache import EmbeddingCache
+from ingest.files import write_text_atomic
 from ingest.progress import progress
 from schemas.evidence import SOURCE_TYPES, SourceType
 from schemas.settings import ANN_MIN_ROWS, ANN_NPROBES, ANN_REFINE_FACTOR
@@ -352,9 +352,7 @@ def build_vector_index(
         lancedb_version=version("lancedb"),
         built_at=datetime.now(UTC),
     )
-    tmp = out_dir / f".{MANIFEST}.tmp"
-    tmp.write_text(stats.model_dump_json(indent=2))
-    os.replace(tmp, out_dir / MANIFEST)
+    write_text_atomic(out_dir / MANIFEST, stats.model_dump_json(indent=2))
     return stats
 
 

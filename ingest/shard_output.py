@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from ingest.files import write_text_atomic
 from ingest.parquet_sink import ParquetSink
 from schemas.ingest import IngestSummary, TableOutput
 from schemas.quarantine import QuarantineRecord
@@ -162,9 +163,7 @@ class ShardOutput:
         )
         path = summary_path(self.out_dir, self.reader, self.source, self.shard)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(summary.model_dump(), indent=2))
-        tmp.replace(path)
+        write_text_atomic(path, json.dumps(summary.model_dump(), indent=2))
         if max_error_rate is not None and summary.quarantined and summary.error_rate > max_error_rate:
             raise ErrorRateExceeded(
                 f"{self.reader}: {summary.quarantined} of {records_read} records from {self.source.name} "

@@ -12,11 +12,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from index.lexicon import Lexicon
-
-MONTHS = [
-    "January", "February", "March", "April", "May", "June",
-    "July", "August", "September", "October", "November", "December",
-]  # fmt: skip
+from schemas.calendar import MONTH_NAMES
 
 
 def format_amount(text: str | None, value: float | None) -> str:
@@ -63,9 +59,9 @@ def format_time(time: str | None, precision: int | None, year: int | None) -> st
         return time
     precision = 11 if precision is None else precision
     if precision >= 11 and month and day:
-        return f"{day} {MONTHS[month - 1]} {_year(y)}"
+        return f"{day} {MONTH_NAMES[month - 1]} {_year(y)}"
     if precision >= 10 and month:
-        return f"{MONTHS[month - 1]} {_year(y)}"
+        return f"{MONTH_NAMES[month - 1]} {_year(y)}"
     if precision >= 9:
         return _year(y)
     if precision == 8:

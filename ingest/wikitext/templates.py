@@ -15,6 +15,7 @@ from mwparserfromhell.nodes import Template
 from mwparserfromhell.wikicode import Wikicode
 
 from ingest.wikitext.sink import Sink
+from schemas.calendar import MONTH_NAMES
 
 Render = Callable[[Wikicode, Sink], None]
 Args = dict[str, Wikicode]
@@ -22,20 +23,6 @@ Handler = Callable[[Args, Render, Sink], None]
 
 _COMMENTS = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
 _NAME_PREFIX = re.compile(r"^(?:template|subst|safesubst|msgnw)\s*:\s*", re.IGNORECASE)
-_MONTHS = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
 _YES = frozenset({"y", "yes", "1", "true", "on"})
 EN_DASH = "\u2013"
 EM_DASH = "\u2014"
@@ -140,7 +127,7 @@ def _words(args: Args, render: Render, sink: Sink) -> None:
 def format_date(year: str, month: str = "", day: str = "", *, day_first: bool = False) -> str:
     """``('1879', '3', '14')`` → ``'March 14, 1879'`` (or ``'14 March 1879'`` with day_first)."""
     year, month, day = year.strip(), month.strip(), day.strip()
-    month_name = _MONTHS[int(month) - 1] if month.isdigit() and 1 <= int(month) <= 12 else month
+    month_name = MONTH_NAMES[int(month) - 1] if month.isdigit() and 1 <= int(month) <= 12 else month
     day = day.lstrip("0") if day.isdigit() else day
     if month_name and day:
         return f"{day} {month_name} {year}" if day_first else f"{month_name} {day}, {year}"
