@@ -118,7 +118,7 @@ def ingest_ottqa(
                     error=exc,
                     record_id=member.key,
                     char_offset=member.offset,
-                    excerpt=str(member.value)[:1000],
+                    excerpt=_excerpt(member.value),
                     error_type=f"BadTable:{type(exc).__name__}",
                 )
                 continue
@@ -155,7 +155,7 @@ def ingest_ottqa(
                     error_type="BadPassage",
                     record_id=member.key,
                     char_offset=member.offset,
-                    excerpt=str(member.value)[:1000],
+                    excerpt=_excerpt(member.value),
                 )
                 continue
             add_page(title)
@@ -237,6 +237,15 @@ def _members(
             yield member
     finally:
         bar.close()
+
+
+def _excerpt(value: object, limit: int = 1000) -> str:
+    """The start of a bad member as the quarantine shows it. A member nested deeper than Python's
+    recursion limit (the C parser decodes what ``str`` cannot print) is named, not printed."""
+    try:
+        return str(value)[:limit]
+    except RecursionError:
+        return f"<a {type(value).__name__} nested too deeply to print>"
 
 
 def _whole_document(path: Path, options: OttqaIngestOptions) -> dict | None:

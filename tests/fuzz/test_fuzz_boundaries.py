@@ -86,10 +86,10 @@ def test_a_config_error_without_its_path_is_a_violation(work: Path, monkeypatch:
 
     boundary = BOUNDARIES["config"](work)
 
-    def planted(path: Path) -> dict:
+    def planted(path: Path, what: str = "settings") -> dict:
         raise ValueError("something is wrong somewhere")
 
-    monkeypatch.setattr(query.config, "_config_table", planted)
+    monkeypatch.setattr(query.config, "read_config_file", planted)
     report = run_boundary(boundary, 5, SEED)
     messages = [f.message for f in report.findings if f.kind == "violation"]
     assert len(messages) >= 5 and all("error without the path" in m for m in messages[:5])
