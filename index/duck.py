@@ -43,7 +43,7 @@ def connect(budget: MemoryBudget, spill_dir: Path, database: Path | None = None)
     that tables a step creates live on disk, not in memory)."""
     spill_dir = Path(spill_dir)
     spill_dir.mkdir(parents=True, exist_ok=True)
-    return duckdb.connect(
+    con = duckdb.connect(
         str(database) if database is not None else ":memory:",
         config={
             "memory_limit": f"{budget.duckdb_mb}MB",
@@ -53,6 +53,10 @@ def connect(budget: MemoryBudget, spill_dir: Path, database: Path | None = None)
             "preserve_insertion_order": True,
         },
     )
+    con.execute(
+        "SET enable_progress_bar = false"
+    )  # DuckDB's own bar would print on stdout; the build has one
+    return con
 
 
 def sql_path(path: Path | str) -> str:

@@ -95,10 +95,12 @@ class EvidenceReader:
                 start = end
 
     def first(self, columns: list[str]) -> dict:
-        """The first evidence row (never a duplicate: nothing comes before it)."""
-        for batch in pq.ParquetFile(self.files[0]).iter_batches(batch_size=1, columns=columns):
-            return batch.to_pylist()[0]
-        raise ValueError(f"the first evidence file {self.files[0]} is empty")
+        """The first evidence row (never a duplicate: nothing comes before it); a source can write an empty
+        file (entity summaries turned off), so the first file that holds a row."""
+        for path in self.files:
+            for batch in pq.ParquetFile(path).iter_batches(batch_size=1, columns=columns):
+                return batch.to_pylist()[0]
+        raise ValueError(f"every evidence file is empty ({len(self.files)} files, first {self.files[0]})")
 
     def sql(self, columns: list[str]) -> str:
         """A SQL relation of the deduplicated evidence (these columns and ``pos``), for DuckDB joins."""

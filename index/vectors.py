@@ -254,6 +254,7 @@ def embed_evidence(
     """Vectors for a small evidence table held in memory (one row per id, first row wins), embedding
     only ids the cache lacks: the build stage's steps on an in-memory relation, for tests and studies."""
     con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")
     try:
         relation = InMemoryEvidence(evidence, con)
         stats = embed_missing(relation, embedder, cache, con)
