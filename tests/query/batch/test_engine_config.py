@@ -46,7 +46,7 @@ class RecordingEngine:
 
     configs: ClassVar[list[EngineConfig]] = []
 
-    def __init__(self, reader, config: EngineConfig | None = None):
+    def __init__(self, reader, config: EngineConfig | None = None, *, state_dir: Path | None = None):
         self.config = config or EngineConfig()
         RecordingEngine.configs.append(self.config)
         self.name = "engine"
@@ -60,7 +60,7 @@ class RecordingEngine:
             unknown=True,
             confidence=0.0,
             evidence=[],
-            intent=Intent(question=question, answer_type="other", extractor=self.config.intent),
+            intent=Intent(question=question, answer_type="other", extractor=self.config.understand.intent.extractor),
             reader="candidates",
             index_version=self.index_version,
             mode=mode,
