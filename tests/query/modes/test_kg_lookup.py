@@ -56,6 +56,7 @@ def test_area_is_the_statement_with_its_unit_apart(engine: Engine):
     assert supporting and supporting[0].provenance.statement_id == claim["id"]
     assert [(s.mode, s.outcome) for s in result.route] == [
         ("kg-lookup", "answered"),
+        ("kg-plan", "not tried"),  # a plain lookup: the plan mode stands behind the KG lookup
         ("retrieve-read", "not tried"),
         ("table-sql", "declined"),  # no superlative, ordinal or position over rows
     ]
