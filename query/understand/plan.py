@@ -314,10 +314,22 @@ def _unexplained(
     cues = "|".join(p.pattern for p in (words.MAX_CUES, words.MIN_CUES, words.EARLY_CUES, words.LATE_CUES))
     left = []
     for word in content_words(question):
-        if word.isdigit() or word in words.GENERIC or stem(word) in explained or re.fullmatch(cues, word):
+        ranked = plan.operation in (
+            "compare",
+            "superlative",
+            "yes_no",
+        )  # a cue elsewhere is a second question
+        if (
+            word.isdigit()
+            or word in words.GENERIC
+            or stem(word) in explained
+            or (ranked and re.fullmatch(cues, word))
+        ):
             continue
         if stem(word) in _FILLER:
             continue
+        if reading is not None and (same := property_for(word)) and same.property == reading.property:
+            continue  # "cover" in "how much ground does X cover": another word for the same property
         left.append(word)
     return left
 

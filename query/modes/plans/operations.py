@@ -77,6 +77,11 @@ def lookup(reads: PlanReads, subject: Subject, properties: list[str], plan: Ques
     else:
         chosen = v.current(statements)
     chosen = [s for s in chosen if s.value_item != subject.entity_id] or chosen
+    unnamed = [s for s in chosen if s.value_kind == "item" and not s.value_item_label]
+    if unnamed and len(unnamed) == len(chosen):  # the text may name what the dumps cannot: let it
+        ids = ", ".join(sorted({s.value_item or "" for s in unnamed}))
+        raise CannotExecute(f"the {prop} value ({ids}) of {subject.label} has no label in the index")
+    chosen = [s for s in chosen if s not in unnamed]
     chosen.sort(key=lambda s: s.value_language not in (None, "en"))  # a demonym in English first
     best = chosen[0]
     unit = best.value_unit_label if best.value_kind == "quantity" and best.value_unit else None
