@@ -82,8 +82,24 @@ class PlanMode:
                 )
             return 0.0, f"the rules' plan is unsure ({plan.confidence:.2f}): {summary}"
         if plan.operation == "lookup" and len(plan.relations) < 2:
-            return self.settings.lookup_estimate, summary
+            return self._lookup_estimate(plan, understanding, summary)
         return 0.99, summary
+
+    def _lookup_estimate(
+        self, plan: QuestionPlan, understanding: Understanding, summary: str
+    ) -> tuple[float, str]:
+        """A plain lookup stands behind the KG lookup, unless the plan read what the intent did not: a
+        name the index does not know, a year, or another property than the intent's best."""
+        first = plan.mentions[0] if plan.mentions else ""
+        if any(unknown_name(link) and link.mention.text in first for link in understanding.links):
+            return 0.99, f"{summary}; a name the index does not know"
+        if plan.constraints.years and not understanding.intent.time.years:
+            return 0.99, f"{summary}; a year the intent did not read"  # "In 1960, how many …"
+        props = plan.resolved.get(f"relation:{plan.relations[0]}", "") if plan.relations else ""
+        best = understanding.intent.properties[:1]
+        if props and plan.confidence >= 0.8 and best and best[0].property not in props.split(","):
+            return 0.99, f"{summary}; the intent's best property is {best[0].property}"
+        return self.settings.lookup_estimate, summary
 
     def run(self, understanding: Understanding) -> QueryResult | Declined:
         started = time.perf_counter()
