@@ -151,15 +151,18 @@ class PlanMode:
             return ops.rank(self.reads, ordered, props[-1], plan)
         if plan.operation == "yes_no":
             return self.yes_no(plan, ordered, props[-1], understanding.question)
-        subject = ordered[0]
-        plan.resolved[f"mention:{plan.mentions[0]}"] = subject.entity_id
-        for hop in props[:-1] if len(props) > 1 else []:
+        plan.resolved[f"mention:{plan.mentions[0]}"] = ordered[0].entity_id
+        return self.chain(plan, ordered[0], props)
+
+    def chain(self, plan: QuestionPlan, subject: Subject, props: list[list[str]]) -> Outcome:
+        """The hops in order, then the last relation looked up (or counted) on the entity reached."""
+        assert self.reads is not None
+        for hop in props[:-1]:
             subject = ops.follow(self.reads, subject, hop)
             plan.notes.append(f"hop {'/'.join(hop)} → {subject.label} ({subject.entity_id})")
             if not self.reads.known(subject.entity_id):
-                return Outcome(
-                    None, f"the hop lands on {subject.label}, which the index holds no statements of"
-                )
+                where = f"{subject.label} ({subject.entity_id})"
+                return Outcome(None, f"the hop lands on {where}, which the index holds no statements of")
         if plan.relations == ["^capital"]:  # "X is the capital of which country?": the hop is the answer
             reached = ops.follow(self.reads, subject, props[0])
             note = f"{reached.label} has {subject.label} as its capital"

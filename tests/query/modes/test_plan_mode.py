@@ -147,3 +147,23 @@ def test_plain_lookups_stay_with_the_kg_lookup(engine):
     result = engine.ask("What is the area of Belgium?")
     assert result.mode == "kg-lookup"
     assert step(result).outcome == "not tried"
+
+
+def test_a_year_the_intent_missed_goes_to_the_plan(engine, dump):
+    wanted = [
+        c
+        for c in best(dump["Q298"], "P1082")
+        if any(
+            q["datavalue"]["value"]["time"][1:5] == "1975" for q in c.get("qualifiers", {}).get("P585", [])
+        )
+    ]
+    assert len(wanted) == 1
+    result = engine.ask("In 1975, how many residents did Chile count?")
+    assert result.mode == "kg-plan", result.route
+    assert Decimal(result.answer.replace(",", "")) == amount(wanted[0])
+
+
+def test_an_unknown_name_inside_a_longer_name_is_refused_first(engine):
+    result = engine.ask("What is the capital of the Republic of Quentarovia?")
+    assert result.mode == "kg-plan" and result.unknown
+    assert step(result).estimate >= 0.99
