@@ -119,7 +119,8 @@ class RulePlanner:
         if hop is not None:
             rest = question[: hop.start] + " " + question[hop.end :]
         for name in names.linked + names.unlinked:
-            rest = rest.replace(name, " ")
+            # and the capitalized words it continues leftwards ("People's" of "People's Republic of China")
+            rest = re.sub(rf"(?:(?-i:[A-Z][\w\-]*)(?:'s|\u2019s)? )*{re.escape(name)}", " ", rest)
         op = _operation(question, names, rest)
         notes: list[str] = []
         plan = QuestionPlan(operation=op, constraints=PlanConstraints(years=years), source="rules")

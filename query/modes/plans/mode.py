@@ -29,6 +29,7 @@ from schemas.query import QueryResult, QuestionPlan
 
 NAME = "kg-plan"
 LLM_ESTIMATE = 0.55  # behind a sure KG lookup, before retrieve → read
+SURE_PROPERTY = 0.95  # the intent's property read from the property's own label or alias: kg-lookup's
 
 
 class PlanModeSettings(BaseModel):
@@ -97,7 +98,8 @@ class PlanMode:
             return 0.99, f"{summary}; a year the intent did not read"  # "In 1960, how many …"
         props = plan.resolved.get(f"relation:{plan.relations[0]}", "") if plan.relations else ""
         best = understanding.intent.properties[:1]
-        if props and plan.confidence >= 0.8 and best and best[0].property not in props.split(","):
+        differs = best and best[0].property not in props.split(",") and best[0].score < SURE_PROPERTY
+        if props and plan.confidence >= 0.8 and differs:
             return 0.99, f"{summary}; the intent's best property is {best[0].property}"
         return self.settings.lookup_estimate, summary
 
