@@ -7,8 +7,9 @@ Two rows, nothing fitted: the engine as shipped (its default modes, which includ
 same router without table-sql (and without kg-plan, which also answers some set questions); the
 candidate reader. A question is right when the answer matches a gold answer (``exact_match``: case,
 punctuation and articles ignored) — and, when both are numbers, when they are the same number: the
-punctuation rule alone would take "-0.70" for "0.70", and float arithmetic may differ from the gold in the 17th digit of a variance of 10^17. The report lists every question with
-its answer, the mode, the entity-set query, the SQL and any statistical test.
+punctuation rule alone would take "-0.70" for "0.70", and float arithmetic may differ from the gold in
+the 17th digit of a variance of 10^17. The report lists every question with its answer, the mode, the
+entity-set query, the SQL and any statistical test.
 """
 
 from __future__ import annotations
