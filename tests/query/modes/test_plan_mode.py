@@ -152,8 +152,9 @@ def test_plain_lookups_stay_with_the_kg_lookup(engine):
 def test_a_year_the_intent_missed_goes_to_the_plan(engine, dump):
     wanted = [
         c
-        for c in best(dump["Q298"], "P1082")
-        if any(
+        for c in dump["Q298"]["claims"]["P1082"]
+        if c["rank"] != "deprecated"
+        and any(
             q["datavalue"]["value"]["time"][1:5] == "1975" for q in c.get("qualifiers", {}).get("P585", [])
         )
     ]
