@@ -90,6 +90,20 @@ MEMBERS_CYPHER = (
     "RETURN e.id AS id, e.label AS label ORDER BY e.id LIMIT $limit"
 )
 """The entity-set query: fixed text, every value a parameter, so it can be shown and re-run as it is."""
+MEMBERS_IN_PLACE_CYPHER = (
+    "MATCH (e:Entity)-[g:FACT]->(k:Entity) WHERE g.property = 'P31' AND k.id IN $classes "
+    "AND g.rank <> 'deprecated' AND EXISTS { MATCH (e)-[f:FACT]->(c:Entity) "
+    "WHERE f.property = $place_property AND c.id = $place AND f.rank <> 'deprecated' } "
+    "RETURN DISTINCT e.id AS id, e.label AS label ORDER BY id LIMIT $limit"
+)
+"""Instances of the classes (P31) in a place by one place property (P17 country, P30 continent, P131
+located in): the question plan's superlative set. Fixed text, every value a parameter."""
+SUBJECTS_OF_CYPHER = (
+    "MATCH (s:Entity)-[f:FACT]->(o:Entity) WHERE o.id = $id AND f.property = $property "
+    "AND f.rank <> 'deprecated' RETURN DISTINCT s.id AS id, s.label AS label ORDER BY id LIMIT $limit"
+)
+"""A property followed backwards: the entities whose ``property`` names ``id`` (which state has X as its
+capital)."""
 FACT_RELATIONS_CYPHER = (
     "MATCH ()-[f:FACT]->() RETURN f.property AS name, f.label AS label, count(*) AS n ORDER BY n DESC, name"
 )
@@ -262,6 +276,22 @@ class GraphIndex:
         }
         rows = self.query(MEMBERS_CYPHER, params)
         return [(row["id"], row["label"]) for row in rows], params
+
+    def members_in_place(
+        self, classes: list[str], place: str, place_property: str, limit: int
+    ) -> tuple[list[tuple[str, str | None]], dict[str, Any]]:
+        """(id, label) of the instances of ``classes`` whose ``place_property`` names ``place``, at most
+        ``limit``, with the parameters ``MEMBERS_IN_PLACE_CYPHER`` ran with."""
+        if not classes:
+            raise ValueError("a set in a place needs at least one class")
+        params = {"classes": list(classes), "place": place, "place_property": place_property, "limit": limit}
+        rows = self.query(MEMBERS_IN_PLACE_CYPHER, params)
+        return [(row["id"], row["label"]) for row in rows], params
+
+    def subjects_of(self, entity_id: str, property: str, limit: int = 50) -> list[tuple[str, str | None]]:
+        """(id, label) of the entities whose ``property`` statement (not deprecated) names ``entity_id``."""
+        rows = self.query(SUBJECTS_OF_CYPHER, {"id": entity_id, "property": property, "limit": limit})
+        return [(row["id"], row["label"]) for row in rows]
 
     def relations(self) -> list[RelationCount]:
         """Every relation type with its edge count, most used first: what a router may choose among."""

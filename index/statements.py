@@ -299,3 +299,16 @@ class StatementStore:
         if table is None:
             return []
         return [TypedStatement.model_validate(row) for row in table.to_pylist()]
+
+    def subjects_with_text(self, property: str, text: str) -> list[str]:
+        """Subjects with a non-deprecated statement of ``property`` whose value reads ``text`` (case
+        ignored): "German" as a demonym (P1549) names Germany. A scan of four columns of the whole file,
+        so callers ask once and keep the answer; the property and text are filter values, never code."""
+        table = pq.read_table(
+            self.path,
+            columns=["subject", "property", "value_text", "rank"],
+            filters=(pc.field("property") == property) & (pc.field("rank") != "deprecated"),
+        )
+        wanted = text.casefold()
+        rows = zip(table.column("subject").to_pylist(), table.column("value_text").to_pylist(), strict=True)
+        return sorted({subject for subject, value in rows if (value or "").casefold() == wanted})

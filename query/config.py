@@ -1,10 +1,10 @@
 """The query engine's whole configuration as one model, so an experiment is a config file, not a code edit.
 
 Each table is one component's own settings model (``[understand]``, ``[retrieval]``, ``[rerank]``,
-``[answer]``, ``[llm]``, ``[llm_reader]``, ``[kg_lookup]``, ``[table_sql]``, ``[graph_critic]``); the engine
-hands each component its table and nothing else. A file may hold the engine settings at its top level or
-under an ``engine`` table, so one TOML/YAML file can carry both ``hqa`` settings and the engine's; both are
-read by ``schemas.settings.read_config_file``.
+``[answer]``, ``[llm]``, ``[llm_reader]``, ``[kg_lookup]``, ``[kg_plan]``, ``[table_sql]``,
+``[graph_critic]``); the engine hands each component its table and nothing else. A file may hold the
+engine settings at its top level or under an ``engine`` table, so one TOML/YAML file can carry both
+``hqa`` settings and the engine's; both are read by ``schemas.settings.read_config_file``.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from query.llm.settings import LlmSettings
 from query.modes import MODES
 from query.modes.graph_critic import GraphCriticSettings
 from query.modes.kg_lookup import KgLookupSettings
+from query.modes.plans import PlanModeSettings
 from query.modes.table_sql import TableSqlSettings
 from query.read.candidates import AnswerSettings
 from query.read.llm_reader import LlmReaderSettings
@@ -35,7 +36,7 @@ class EngineConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     modes: list[str] = Field(
-        default_factory=lambda: ["kg-lookup", "table-sql", "retrieve-read"],
+        default_factory=lambda: ["kg-plan", "kg-lookup", "table-sql", "retrieve-read"],
         min_length=1,
         description="reasoning modes the router may pick, in order of preference when their estimates tie; "
         "the last one should always answer",
@@ -53,6 +54,7 @@ class EngineConfig(BaseModel):
     llm: LlmSettings = Field(default_factory=LlmSettings)
     llm_reader: LlmReaderSettings = Field(default_factory=LlmReaderSettings)
     kg_lookup: KgLookupSettings = Field(default_factory=KgLookupSettings)
+    kg_plan: PlanModeSettings = Field(default_factory=PlanModeSettings)
     table_sql: TableSqlSettings = Field(default_factory=TableSqlSettings)
     graph_critic: GraphCriticSettings = Field(default_factory=GraphCriticSettings)
 

@@ -67,7 +67,8 @@ class Engine:
         self.properties = PropertyLabels.load(self.config.property_table or bundled_property_table())
         self.entities = EntityTable.from_reader(reader)
         self.understander = self._understander()
-        self.llm, llm_error = self._open_llm() if self.config.reader == "llm" else (None, None)
+        wants_llm = self.config.reader == "llm" or self.config.kg_plan.llm_planner
+        self.llm, llm_error = self._open_llm() if wants_llm else (None, None)
         self.pipeline = self._pipeline(llm_error)
         context = ModeContext(
             self.pipeline,
@@ -80,6 +81,8 @@ class Engine:
             kg_lookup=self.config.kg_lookup,
             table_sql=self.config.table_sql,
             graph_critic=self.config.graph_critic,
+            kg_plan=self.config.kg_plan,
+            entities=self.entities,
         )
         self.router = Router(build_modes(self.config.modes, context))
         # load the question encoder and the vector matrix now: not inside the first question's timings

@@ -237,6 +237,61 @@ class TableSql(BaseModel):
     test: StatisticalTest | None = Field(None, description="the test a statistics question ran, if any")
 
 
+PlanOperation = Literal["lookup", "compare", "count", "superlative", "filter", "aggregate", "yes_no"]
+PlanAnswerKind = Literal["entity", "number", "date", "text", "boolean"]
+Comparator = Literal[">", "<", ">=", "<="]
+
+
+class PlanSet(BaseModel):
+    """The set an operation ranges over: entities the question names, or a class within a place."""
+
+    entities: list[str] = Field(default_factory=list, description="mentions as the question writes them")
+    class_phrase: str | None = Field(None, description="the class noun: 'city', 'commune', 'country'")
+    place: str | None = Field(None, description="the place as written: 'Germany', 'French', 'Asian'")
+
+
+class PlanConstraints(BaseModel):
+    """What an answer must meet: a year or interval, a threshold, an ordinal, a direction."""
+
+    years: list[int] = Field(default_factory=list, description="a year asked ('in 1995')")
+    interval: tuple[int, int] | None = Field(None, description="an interval of years, both ends included")
+    comparator: Comparator | None = None
+    threshold: float | None = Field(None, description="the number a value is compared with")
+    threshold_unit: str | None = Field(
+        None, description="the threshold's unit as written: 'square kilometres'"
+    )
+    pick: Literal["max", "min"] | None = Field(
+        None, description="which end a comparison or superlative wants"
+    )
+    ordinal: int = Field(1, ge=1, description="1 = the top, 2 = the second, …")
+    value: str | None = Field(None, description="yes/no membership: the value asked about ('Norway')")
+
+
+class QuestionPlan(BaseModel):
+    """A question read into what to do (issue 35, after QUASAR's structured intent): which entities, which
+    relations in order (a chain's first hop first), which operation over which set, under which
+    constraints, answered by which kind of thing. The plan holds words; the code maps them to ids
+    (``resolved``) and says how in ``notes``, so a plan from a model never smuggles an id in."""
+
+    mentions: list[str] = Field(default_factory=list, description="entity names as the question writes them")
+    relations: list[str] = Field(
+        default_factory=list, description="relation phrases, first hop first: ['capital', 'population']"
+    )
+    operation: PlanOperation = "lookup"
+    set: PlanSet | None = None
+    constraints: PlanConstraints = Field(default_factory=PlanConstraints)
+    answer_kind: PlanAnswerKind = "text"
+    source: Literal["rules", "llm"] = "rules"
+    confidence: float = Field(0.0, ge=0.0, le=1.0, description="how sure the planner is of its reading")
+    unexplained: list[str] = Field(default_factory=list, description="content words the plan leaves unread")
+    resolved: dict[str, str] = Field(
+        default_factory=dict,
+        description="what the code mapped each mention, relation, place and class to: 'population' → 'P1082'",
+    )
+    notes: list[str] = Field(default_factory=list, description="how the plan was read and mapped, in words")
+    outcome: str | None = Field(None, description="what executing the plan found, or why it refrained")
+
+
 class RefinementRound(BaseModel):
     """One round of the graph-critic mode: what the router chose, what it found, what the critic said."""
 
@@ -283,6 +338,7 @@ class QueryResult(BaseModel):
         default_factory=list, description="the graph-critic mode's rounds, in order, when it answered"
     )
     validated: bool | None = Field(None, description="graph-critic: whether the critic accepted the answer")
+    plan: QuestionPlan | None = Field(None, description="the question plan a plan-executing mode followed")
 
     def timing(self, stage: str) -> float | None:
         return next((t.ms for t in self.timings if t.stage == stage), None)

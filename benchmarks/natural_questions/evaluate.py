@@ -113,14 +113,18 @@ def ask_all(args: argparse.Namespace) -> int:
 
     records = [json.loads(line) for line in args.questions.read_text(encoding="utf-8").splitlines()]
     records = [r for r in records if args.fold == "all" or r["fold"] == args.fold]
-    path = rows_path(args.out, args.reader)
+    label = args.reader + ("+plan-llm" if args.plan_llm else "")
+    path = rows_path(args.out, label)
     done = {json.loads(line)["id"] for line in path.read_text().splitlines()} if path.exists() else set()
     todo = interleaved([r for r in records if r["id"] not in done])
     args.out.mkdir(parents=True, exist_ok=True)
-    session = {"reader": args.reader, "fold": args.fold, "questions": len(todo), "load_before": load()}
-    with Engine.open(args.index, EngineConfig(reader=args.reader)) as engine, path.open("a") as rows:
+    session = {"reader": label, "fold": args.fold, "questions": len(todo), "load_before": load()}
+    config = EngineConfig(reader=args.reader, kg_plan={"llm_planner": args.plan_llm})
+    with Engine.open(args.index, config) as engine, path.open("a") as rows:
         if args.reader == "llm" and engine.llm_reader is None:
             raise SystemExit(f"the LLM reader is unavailable: {engine.llm_unavailable}")
+        if args.plan_llm and engine.llm is None:
+            raise SystemExit("the LLM planner needs the instruct model, which did not load")
         for number, record in enumerate(todo, start=1):
             started = time.perf_counter()
             result = engine.ask(record["question"])
@@ -130,7 +134,7 @@ def ask_all(args: argparse.Namespace) -> int:
             mark = "right" if row["right"] else "WRONG"
             print(f"{number}/{len(todo)} {record['id']} {mark} {row['answer']!r} [{row['mode']}]", flush=True)
     session["load_after"] = load()
-    with (args.out / f"sessions-{args.reader}.jsonl").open("a") as sessions:
+    with (args.out / f"sessions-{label}.jsonl").open("a") as sessions:
         sessions.write(json.dumps(session) + "\n")
     return 0
 
@@ -208,26 +212,46 @@ def report(args: argparse.Namespace) -> int:
     p50 = {reader: statistics.median(r["ms"] for r in rows) for reader, rows in runs.items()}
     versions = sorted({r["index_version"] for rows in runs.values() for r in rows})
     sessions = read_sessions(args.out)
-    payload = {"commands": COMMANDS, "machine": machine(), "index_versions": versions, "sessions": sessions,
+    commands = COMMANDS[args.name]
+    payload = {"commands": commands, "machine": machine(), "index_versions": versions, "sessions": sessions,
                "p50_ms": p50, "per_kind": summary, "rows": runs}  # fmt: skip
-    (args.out / "before.json").write_text(json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
-    text = markdown(summary, runs, p50, versions, sessions)
-    (args.out / "before.md").write_text("\n".join(text) + "\n")
-    print((args.out / "before.md").read_text())
+    target = args.report_dir or args.out
+    (target / f"{args.name}.json").write_text(json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
+    text = markdown(summary, runs, p50, versions, sessions, TITLES[args.name], commands)
+    (target / f"{args.name}.md").write_text("\n".join(text) + "\n")
+    print((target / f"{args.name}.md").read_text())
     return 0
 
 
-COMMANDS = [
-    "HQA_STATE_DIR=$PWD/.state HQA_EMBEDDING_CACHE=/work/state-before/embeddings hqa build --samples",
-    "python benchmarks/natural_questions/evaluate.py run --index .state/indexes --reader candidates",
-    "python benchmarks/natural_questions/evaluate.py run --index .state/indexes --reader llm --fold report",
-    "python benchmarks/natural_questions/evaluate.py report",
-]
+COMMANDS = {
+    "before": [
+        "HQA_STATE_DIR=$PWD/.state HQA_EMBEDDING_CACHE=/work/state-before/embeddings hqa build --samples",
+        "python benchmarks/natural_questions/evaluate.py run --index .state/indexes --reader candidates",
+        "python benchmarks/natural_questions/evaluate.py run --index .state/indexes --reader llm "
+        "--fold report",
+        "python benchmarks/natural_questions/evaluate.py report",
+    ],
+    "after": [
+        "HQA_STATE_DIR=$PWD/.state HQA_EMBEDDING_CACHE=$PWD/.state/embeddings hqa build --samples",
+        "nice -n 10 python benchmarks/natural_questions/evaluate.py run --index .state/indexes "
+        "--reader candidates --fold report --out benchmarks/results/natural_questions/after",
+        "nice -n 10 python benchmarks/natural_questions/evaluate.py run --index .state/indexes "
+        "--reader candidates --plan-llm --fold report --out benchmarks/results/natural_questions/after",
+        "python benchmarks/natural_questions/evaluate.py report --name after "
+        "--out benchmarks/results/natural_questions/after --report-dir benchmarks/results/natural_questions",
+    ],
+}
+TITLES = {
+    "before": "Natural questions: today's engine (before issue 35)",
+    "after": "Natural questions: the engine with question plans (after issue 35)",
+}
 
 
-def markdown(summary: dict, runs: dict, p50: dict, versions: list[str], sessions: dict) -> list[str]:
-    lines = ["# Natural questions: today's engine (before issue 35)", "", "Commands:", ""]
-    lines += [f"    {c}" for c in COMMANDS]
+def markdown(
+    summary: dict, runs: dict, p50: dict, versions: list[str], sessions: dict, title: str, commands: list[str]
+) -> list[str]:
+    lines = [f"# {title}", "", "Commands:", ""]
+    lines += [f"    {c}" for c in commands]
     lines += ["", f"Index versions {', '.join(versions)}; machine: "
               + ", ".join(f"{k} {v}" for k, v in machine().items()), ""]  # fmt: skip
     for reader, table in summary.items():
@@ -300,8 +324,13 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--fold", choices=("all", "tune", "report"), default="all")
     run.add_argument("--questions", type=Path, default=QUESTIONS)
     run.add_argument("--out", type=Path, default=OUT)
-    rep = sub.add_parser("report", help="write before.md and before.json from the rows")
-    rep.add_argument("--out", type=Path, default=OUT)
+    run.add_argument(
+        "--plan-llm", action="store_true", help="let the LLM planner read what the rules are unsure of"
+    )
+    rep = sub.add_parser("report", help="write <name>.md and <name>.json from the rows")
+    rep.add_argument("--out", type=Path, default=OUT, help="where the rows are")
+    rep.add_argument("--name", choices=tuple(COMMANDS), default="before")
+    rep.add_argument("--report-dir", type=Path, default=None, help="where the report goes (default: --out)")
     rep.add_argument("--questions", type=Path, default=QUESTIONS)
     args = parser.parse_args(argv)
     print("command: " + shlex.join(["evaluate.py", *(argv or sys.argv[1:])]), flush=True)

@@ -1,6 +1,8 @@
 """Reasoning modes and the router that picks one per question (``EngineConfig.modes``).
 
 - ``kg-lookup``: entity and property → a typed statement (``query.modes.kg_lookup``);
+- ``kg-plan``: the question read into a typed plan (``query.understand.plan``) and executed over the
+  statements and the graph: chains, comparisons, counts, superlatives, yes/no (``query.modes.plans``);
 - ``table-sql``: a superlative or a position over the rows of one retrieved table, by SQL
   (``query.modes.table_sql``);
 - ``graph-critic``: a router over retrieval modules (a walk of the graph from the topic entities, text
@@ -23,11 +25,15 @@ from query.llm.chat import Llm
 from query.modes.base import Declined, Mode, Understanding
 from query.modes.graph_critic import GraphCriticMode, GraphCriticSettings
 from query.modes.kg_lookup import KgLookupMode, KgLookupSettings
+from query.modes.plans import PlanMode, PlanModeSettings, PlanReads
 from query.modes.retrieve_read import RetrieveReadMode
 from query.modes.router import NoModeAnswered, Router
 from query.modes.table_sql import TableSqlMode, TableSqlSettings
 from query.pipeline import Pipeline
 from query.registry import Registry
+from query.understand.linking import EntityTable
+from query.understand.plan import RulePlanner
+from query.understand.plan_llm import LlmPlanner
 from query.understand.properties import PropertyLabels
 
 __all__ = [
@@ -38,6 +44,7 @@ __all__ = [
     "Mode",
     "ModeContext",
     "NoModeAnswered",
+    "PlanModeSettings",
     "Router",
     "TableSqlSettings",
     "Understanding",
@@ -59,6 +66,8 @@ class ModeContext:
     kg_lookup: KgLookupSettings | None = None
     table_sql: TableSqlSettings | None = None
     graph_critic: GraphCriticSettings | None = None
+    kg_plan: PlanModeSettings | None = None
+    entities: EntityTable | None = None  # labels and descriptions, for the plan's classes and places
 
 
 MODES: Registry[ModeContext, Mode] = Registry(
@@ -66,6 +75,18 @@ MODES: Registry[ModeContext, Mode] = Registry(
     {
         "kg-lookup": lambda c: KgLookupMode(
             c.statements, c.pipeline.store, c.properties, c.pipeline.index_version, c.kg_lookup
+        ),
+        "kg-plan": lambda c: PlanMode(
+            PlanReads(c.statements, c.graph, c.aliases, c.entities)
+            if c.statements is not None and c.entities is not None
+            else None,
+            c.pipeline.store,
+            RulePlanner(c.properties),
+            c.pipeline.index_version,
+            c.kg_plan,
+            LlmPlanner(c.llm, c.properties)
+            if c.llm is not None and c.kg_plan and c.kg_plan.llm_planner
+            else None,
         ),
         "table-sql": lambda c: TableSqlMode(
             c.pipeline,

@@ -67,6 +67,8 @@ class Router:
                     )
                 )
                 continue
+            if outcome.plan is not None and outcome.plan.outcome:  # what following the plan found
+                why = f"{why}; {'refrained' if outcome.unknown else 'found'}: {outcome.plan.outcome}"
             route.append(RouteStep(mode=mode.name, outcome="answered", reason=why, estimate=estimate, ms=ms))
             # a mode that estimated 0 said at once it cannot answer: that is a decline, not a skip
             route += [

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from index import layout
@@ -94,6 +95,17 @@ class EntityTable:
             self._page_title[row].as_py(),
             self._popularity[row].as_py() or 0.0,
         )
+
+    def ids_matching(self, pattern: str, limit: int) -> list[str]:
+        """Ids of entities whose label or description matches the regular expression ``pattern`` (RE2
+        syntax), at most ``limit``, in table order: one vectorized pass over both columns."""
+        hit = pc.or_(
+            pc.fill_null(pc.match_substring_regex(self._label, pattern), False),
+            pc.fill_null(pc.match_substring_regex(self._description, pattern), False),
+        )
+        rows = pc.indices_nonzero(hit).to_pylist()[:limit]
+        ids = list(self._rows)
+        return [ids[i] for i in rows]
 
     def description(self, entity_id: str) -> str | None:
         row = self._rows.get(entity_id)

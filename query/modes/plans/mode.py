@@ -1,0 +1,278 @@
+"""The plan mode (``kg-plan``): a question read into a ``QuestionPlan`` and executed over the typed
+statements and the graph — chains, comparisons that answer a name, counts of distinct values,
+superlatives over a class in a place, yes/no — and answers held to the plan's constraints.
+
+It goes first for the operations the KG lookup cannot do (estimate near 1 when the plan is sure);
+for plain lookups it stands behind the KG lookup (which answers what its rules read) and before
+retrieve → read, so a lookup the KG lookup declines — a year no statement covers, a paraphrased
+property, a name that links to nothing — is answered or refused here instead of being guessed from
+unrelated evidence. A refusal is a result with ``unknown`` set and the reason in the plan's
+``outcome`` (the route shows it).
+"""
+
+from __future__ import annotations
+
+import time
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from query.modes.base import Declined, Understanding
+from query.modes.kg_lookup import EvidenceLookup, _fact
+from query.modes.plans import operations as ops
+from query.modes.plans.graph_reads import PlanReads
+from query.modes.plans.operations import CannotExecute, Outcome, Subject
+from query.modes.plans.values import name
+from query.understand.plan import RulePlanner, plan_entity, unknown_name
+from query.understand.plan_llm import LlmPlanner
+from schemas.answers import StageTiming
+from schemas.query import QueryResult, QuestionPlan
+
+NAME = "kg-plan"
+LLM_ESTIMATE = 0.55  # behind a sure KG lookup, before retrieve → read
+SURE_PROPERTY = 0.95  # the intent's property read from the property's own label or alias: kg-lookup's
+
+
+class PlanModeSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    min_confidence: float = Field(0.6, ge=0.0, le=1.0, description="plans below this are not executed")
+    lookup_estimate: float = Field(
+        0.6, ge=0.0, le=1.0, description="a plain lookup's estimate: behind kg-lookup, before retrieve-read"
+    )
+    min_link_score: float = Field(0.05, ge=0.0, description="weaker entity candidates are not the subject")
+    max_members: int = Field(2000, ge=1, description="members of a superlative's set read at most")
+    llm_planner: bool = Field(
+        False,
+        description="ask the LLM planner (the engine's instruct model) when the rules' plan is unsure; "
+        "seconds a question on 2 cores, so off unless asked for",
+    )
+
+
+class PlanMode:
+    name = NAME
+
+    def __init__(
+        self,
+        reads: PlanReads | None,
+        evidence: EvidenceLookup,
+        planner: RulePlanner,
+        index_version: str,
+        settings: PlanModeSettings | None = None,
+        llm_planner: LlmPlanner | None = None,
+    ):
+        self.reads, self.evidence, self.planner = reads, evidence, planner
+        self.llm_planner = llm_planner
+        self.index_version = index_version
+        self.settings = settings or PlanModeSettings()
+
+    def plan(self, understanding: Understanding) -> QuestionPlan:
+        """The rules' plan; made again by ``run`` after ``estimate`` (a millisecond), so the mode keeps
+        no state between calls."""
+        return self.planner.run(understanding)
+
+    def estimate(self, understanding: Understanding) -> tuple[float, str]:
+        if self.reads is None:
+            return 0.0, "the index has no typed statements: rebuild it"
+        plan = self.plan(understanding)
+        summary = _summary(plan)
+        if plan.confidence < self.settings.min_confidence:
+            if self.llm_planner is not None:
+                return (
+                    LLM_ESTIMATE,
+                    f"the rules' plan is unsure ({plan.confidence:.2f}); the LLM planner reads it",
+                )
+            return 0.0, f"the rules' plan is unsure ({plan.confidence:.2f}): {summary}"
+        if plan.operation == "lookup" and len(plan.relations) < 2:
+            return self._lookup_estimate(plan, understanding, summary)
+        return 0.99, summary
+
+    def _lookup_estimate(
+        self, plan: QuestionPlan, understanding: Understanding, summary: str
+    ) -> tuple[float, str]:
+        """A plain lookup stands behind the KG lookup, unless the plan read what the intent did not: a
+        name the index does not know, a year, or another property than the intent's best."""
+        first = plan.mentions[0] if plan.mentions else ""
+        if any(unknown_name(link) and link.mention.text in first for link in understanding.links):
+            return 0.99, f"{summary}; a name the index does not know"
+        if plan.constraints.years and not understanding.intent.time.years:
+            return 0.99, f"{summary}; a year the intent did not read"  # "In 1960, how many …"
+        props = plan.resolved.get(f"relation:{plan.relations[0]}", "") if plan.relations else ""
+        best = understanding.intent.properties[:1]
+        differs = best and best[0].property not in props.split(",") and best[0].score < SURE_PROPERTY
+        if props and plan.confidence >= 0.8 and differs:
+            return 0.99, f"{summary}; the intent's best property is {best[0].property}"
+        return self.settings.lookup_estimate, summary
+
+    def run(self, understanding: Understanding) -> QueryResult | Declined:
+        started = time.perf_counter()
+        estimate, why = self.estimate(understanding)
+        if estimate <= 0.0:
+            return Declined(self.name, why)
+        plan = self.plan(understanding)
+        if plan.confidence < self.settings.min_confidence and self.llm_planner is not None:
+            plan = self.llm_planner.run(understanding.question, plan)
+            if plan.source != "llm" or plan.confidence < self.settings.min_confidence:
+                return Declined(self.name, f"{_summary(plan)}; {'; '.join(plan.notes[-2:])}")
+        try:
+            outcome = self.execute(plan, understanding)
+        except CannotExecute as exc:
+            return Declined(self.name, f"{_summary(plan)}: {exc}")
+        plan.outcome = outcome.note
+        return self.result(understanding, plan, outcome, estimate, (time.perf_counter() - started) * 1000)
+
+    # -- execution ---------------------------------------------------------------------------------
+
+    def execute(self, plan: QuestionPlan, understanding: Understanding) -> Outcome:
+        assert self.reads is not None
+        subjects = self.subjects(plan, understanding)
+        place = plan.set.place if plan.set is not None else None
+        unknown = [
+            link.mention.text
+            for link in understanding.links
+            if unknown_name(link) and link.mention.text not in (place, *subjects)
+        ]
+        first = plan.mentions[0] if plan.mentions else ""
+        if unknown and (not subjects or any(u in first for u in unknown)):
+            return Outcome(None, f"{unknown[0]!r} names nothing in the index")
+        props = [p.split(",") for p in (plan.resolved.get(f"relation:{r}", "") for r in plan.relations)]
+        props = [p for p in props if p and p[0]]
+        if plan.operation == "superlative":
+            return self.superlative(plan, props)
+        if not subjects:
+            raise CannotExecute("no entity of the plan is linked")
+        if not props and plan.operation == "yes_no" and plan.constraints.value:
+            props = [["P17", "P131"]]  # "Is Mannheim in France?": where it lies
+            plan.notes.append("no relation named: membership read as the country (P17, P131)")
+        if not props:
+            raise CannotExecute("the plan names no property")
+        ordered = [subjects[m] for m in plan.mentions if m in subjects]
+        if plan.operation == "compare":
+            plan.resolved.update(
+                {f"mention:{m}": subjects[m].entity_id for m in plan.mentions if m in subjects}
+            )
+            return ops.rank(self.reads, ordered, props[-1], plan)
+        if plan.operation == "yes_no":
+            return self.yes_no(plan, ordered, props[-1], understanding.question)
+        plan.resolved[f"mention:{plan.mentions[0]}"] = ordered[0].entity_id
+        return self.chain(plan, ordered[0], props)
+
+    def chain(self, plan: QuestionPlan, subject: Subject, props: list[list[str]]) -> Outcome:
+        """The hops in order, then the last relation looked up (or counted) on the entity reached."""
+        assert self.reads is not None
+        for hop in props[:-1]:
+            subject = ops.follow(self.reads, subject, hop)
+            plan.notes.append(f"hop {'/'.join(hop)} → {subject.label} ({subject.entity_id})")
+            if not self.reads.known(subject.entity_id):
+                where = f"{subject.label} ({subject.entity_id})"
+                return Outcome(None, f"the hop lands on {where}, which the index holds no statements of")
+        if plan.relations == ["^capital"]:  # "X is the capital of which country?": the hop is the answer
+            reached = ops.follow(self.reads, subject, props[0])
+            note = f"{reached.label} has {subject.label} as its capital"
+            return Outcome(reached.label, note, [], None, reached.entity_id)
+        if plan.operation == "count":
+            return ops.count(self.reads, subject, props[-1])
+        return ops.lookup(self.reads, subject, props[-1], plan)
+
+    def subjects(self, plan: QuestionPlan, understanding: Understanding) -> dict[str, Subject]:
+        """Each planned mention's entity: the best candidate of the link whose mention it is (or holds)."""
+        out: dict[str, Subject] = {}
+        for mention in plan.mentions:
+            for link in understanding.links:
+                text = link.mention.text
+                if text == mention or ((mention in text or text in mention) and len(text) > 2):
+                    cand = plan_entity(link, self.settings.min_link_score)
+                    if cand is not None:
+                        out[mention] = Subject(cand.entity_id, name(cand.label))
+                        break
+            if mention not in out and self.reads is not None and (found := self.reads.by_name_word(mention)):
+                out[mention] = Subject(found[0], name(found[1]))  # "Hegel": a word of one label only
+        return out
+
+    def yes_no(self, plan: QuestionPlan, subjects: list[Subject], props: list[str], question: str) -> Outcome:
+        assert self.reads is not None
+        c = plan.constraints
+        if c.threshold is not None:
+            return ops.threshold(self.reads, subjects[0], props, plan)
+        if c.comparator is not None and len(subjects) >= 2:
+            ranked = ops.rank(self.reads, subjects[:2], props, plan)
+            if ranked.answer is None:
+                return ranked
+            return Outcome(
+                "yes" if ranked.entity_id == subjects[0].entity_id else "no", ranked.note, ranked.statements
+            )
+        value = subjects[1] if len(subjects) >= 2 else None
+        if value is None and c.value:
+            found = self.reads.place(c.value, "P17")
+            if found is not None:
+                plan.resolved[f"value:{c.value}"] = f"{found[0]} ({found[2]})"
+                value = Subject(found[0], c.value)
+        if value is None:
+            return ops.named_value(self.reads, subjects[0], props, question)
+        return ops.membership(self.reads, subjects[0], value, props)
+
+    def superlative(self, plan: QuestionPlan, props: list[list[str]]) -> Outcome:
+        assert self.reads is not None
+        if plan.set is None or not plan.set.class_phrase or not plan.set.place or not props:
+            raise CannotExecute("a superlative needs a class, a place and a property")
+        place = self.reads.place(plan.set.place)
+        if place is None:
+            raise CannotExecute(f"the place {plan.set.place!r} is not in the index")
+        classes = self.reads.class_ids(plan.set.class_phrase)
+        if not classes:
+            raise CannotExecute(f"no class of the index is called {plan.set.class_phrase!r}")
+        place_id, place_property, how = place
+        plan.resolved[f"place:{plan.set.place}"] = f"{place_id} by {place_property} ({how})"
+        plan.resolved[f"class:{plan.set.class_phrase}"] = ",".join(classes[:20])
+        members = self.reads.members(classes, place_id, place_property, self.settings.max_members)
+        subjects = [Subject(i, name(label)) for i, label in members]
+        if not subjects:
+            raise CannotExecute(f"no {plan.set.class_phrase} in {plan.set.place} in the graph")
+        return ops.rank(self.reads, subjects, props[-1], plan)
+
+    # -- the result --------------------------------------------------------------------------------
+
+    def result(
+        self, understanding: Understanding, plan: QuestionPlan, outcome: Outcome, estimate: float, ms: float
+    ) -> QueryResult:
+        shown = outcome.statements[:10]
+        rows = {r.evidence_id: r for r in self.evidence.get([s.evidence_id for s in shown if s.evidence_id])}
+        evidence = [
+            rows[s.evidence_id].scored(1.0 if i == 0 else 0.5 / i, retrieved_by=[NAME])
+            for i, s in enumerate(shown)
+            if s.evidence_id in rows
+        ]
+        timings = dict(understanding.timings)
+        timings["kg_plan"] = ms
+        refused = outcome.answer is None
+        return QueryResult(
+            question=understanding.question,
+            answer="unknown" if refused else outcome.answer,
+            answer_entity_id=outcome.entity_id,
+            unknown=refused,
+            confidence=round(plan.confidence if not refused else 1.0 - plan.confidence / 2, 4),
+            evidence=evidence,
+            supporting_evidence_ids=[e.evidence_id for e in evidence[:1]],
+            intent=understanding.intent,
+            links=understanding.links,
+            timings=[StageTiming(stage=k, ms=round(val, 3)) for k, val in timings.items()],
+            reader=self.name,
+            index_version=self.index_version,
+            unit=outcome.unit,
+            facts=[_fact(s) for s in shown],
+            plan=plan,
+        )
+
+
+def _summary(plan: QuestionPlan) -> str:
+    parts = [f"plan ({plan.source}, {plan.confidence:.2f}): {plan.operation}"]
+    if plan.mentions:
+        parts.append("of " + ", ".join(repr(m) for m in plan.mentions))
+    if plan.relations:
+        parts.append(
+            "by " + " → ".join(f"{r} [{plan.resolved.get('relation:' + r, '?')}]" for r in plan.relations)
+        )
+    if plan.set is not None and plan.set.class_phrase:
+        parts.append(f"over {plan.set.class_phrase} in {plan.set.place}")
+    if plan.unexplained:
+        parts.append(f"unread: {', '.join(plan.unexplained)}")
+    return " ".join(parts)

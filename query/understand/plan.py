@@ -1,0 +1,357 @@
+"""The rule planner: a question read into a ``QuestionPlan`` from what the engine already understood
+(the intent's mentions and time, the linked entities) and a short list of everyday phrases
+(``plan_words``), in a millisecond and without a model.
+
+It decides the operation (yes/no by the auxiliary that opens the question; a count by "how many" and a
+counted noun; a comparison by two or more named entities and "or"/"of"; a superlative by a superlative
+word and a class noun; otherwise a lookup), a chain's first hop ("the capital of X", "the country X
+lies in", "the state whose capital is X"), the relation phrases in order, the set, the constraints and
+the answer kind, which follows the operation. Relation phrases are mapped to property ids here
+(``property_for``: the everyday phrases, then the property table's labels and aliases); entity ids are
+the modes' business, from the links.
+
+The plan says how sure it is (``confidence``) and which content words it left unread
+(``unexplained``): a plan with unread words or no property is what the LLM planner is asked about.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from query.lexicon import word_set
+from query.understand import plan_words as words
+from query.understand.properties import PropertyLabels, stem
+from query.understand.tokens import content_words
+from query.understand.understanding import Understanding
+from schemas.query import EntityCandidate, LinkedMention, PlanConstraints, PlanSet, QuestionPlan
+
+MIN_PROPERTY_SCORE = 0.8  # a property-table match read as the relation only when it is this close
+MIN_LINK_SCORE = 0.05
+
+__all__ = ["PropertyReading", "RulePlanner", "plan_entity", "property_for", "unknown_name"]
+
+
+@dataclass(frozen=True)
+class PropertyReading:
+    """A relation phrase mapped to a property: the id, how it was found, the properties read when the
+    subject has none of it, and the answer kind of a lookup of it."""
+
+    property: str
+    phrase: str
+    via: str
+    kind: str
+    fallbacks: tuple[str, ...] = ()
+
+
+def property_for(phrase: str, properties: PropertyLabels | None = None) -> PropertyReading | None:
+    """The property a relation phrase asks for: the first everyday phrase found in it, else the
+    property table's best label or alias when it matches closely."""
+    for entry in words.PROPERTY_WORDS:
+        if m := entry.pattern.search(phrase):
+            return PropertyReading(entry.property, m.group(0), "everyday words", entry.kind, entry.fallbacks)
+    if properties is not None and phrase.strip():
+        for match in properties.match(phrase, 1):
+            if match.score >= MIN_PROPERTY_SCORE:
+                kind = _KIND_OF_DATATYPE.get(properties.datatype(match.property) or "", "text")
+                return PropertyReading(match.property, match.matched, "property table", kind)
+    return None
+
+
+_KIND_OF_DATATYPE = {"quantity": "number", "time": "date", "wikibase-item": "entity"}
+
+
+@dataclass
+class _Names:
+    """The question's mentions: those linked to a Wikidata entity, and the names the index knows
+    nothing of (a place that exists nowhere in the data). Mentions that only match a page or a word
+    ("GDP", a capitalized first word) are neither."""
+
+    linked: list[str]
+    unlinked: list[str]
+
+
+def plan_entity(link: LinkedMention, min_score: float = MIN_LINK_SCORE) -> EntityCandidate | None:
+    """The mention's best Wikidata entity: a Q-id candidate matched exactly or by its normalized alias,
+    or fuzzily when the label shares a word with the mention ("Hegel" is not "Achilles heel")."""
+    said = {stem(w) for w in content_words(link.mention.text)}
+    for cand in link.candidates:
+        if cand.score < min_score or not _QID.fullmatch(cand.entity_id):
+            continue
+        if cand.match != "fuzzy" or said & {stem(w) for w in content_words(cand.label)}:
+            return cand
+    return None
+
+
+def unknown_name(link: LinkedMention) -> bool:
+    """A name the index knows nothing of: no candidate but fuzzy ones sharing no word with it. A single
+    word opening the question ("Since …", "Count …") is a word, not a name."""
+    if link.mention.start == 0 and " " not in link.mention.text.strip():
+        return False
+    if not any(c.isupper() for c in link.mention.text):
+        return False
+    said = {stem(w) for w in content_words(link.mention.text)}
+    return all(
+        c.match == "fuzzy" and not said & {stem(w) for w in content_words(c.label)} for c in link.candidates
+    )
+
+
+_QID = re.compile(r"Q\d+")
+
+
+class RulePlanner:
+    """Reads an ``Understanding`` into a ``QuestionPlan``; holds no mutable state."""
+
+    name = "rules"
+
+    def __init__(self, properties: PropertyLabels | None = None):
+        self.properties = properties
+
+    def run(self, understanding: Understanding) -> QuestionPlan:
+        question = understanding.question
+        names = _names(understanding)
+        years = list(understanding.intent.time.years) or [
+            int(m.group(1))
+            for m in re.finditer(r"\b(?:in|of|as of|year|since)\s+(1\d{3}|20\d{2})\b", question, re.I)
+        ]
+        hop = None if words.YES_NO_START.match(question) else _hop(question)
+        rest = question
+        if hop is not None:
+            rest = question[: hop.start] + " " + question[hop.end :]
+        for name in names.linked + names.unlinked:
+            # and the capitalized words it continues leftwards ("People's" of "People's Republic of China")
+            rest = re.sub(rf"(?:(?-i:[A-Z][\w\-]*)(?:'s|\u2019s)? )*{re.escape(name)}", " ", rest)
+        op = _operation(question, names, rest)
+        notes: list[str] = []
+        plan = QuestionPlan(operation=op, constraints=PlanConstraints(years=years), source="rules")
+        plan.mentions = list(dict.fromkeys(names.linked + names.unlinked))
+        reading = property_for(rest, self.properties)
+        if op == "superlative":
+            plan.set = _class_set(question, names)
+            if plan.set.place and plan.set.place in plan.mentions:
+                plan.mentions.remove(plan.set.place)
+        if op == "compare":
+            plan.set = PlanSet(entities=list(names.linked))
+        if hop is not None:
+            plan.relations.append(hop.relation)
+            plan.resolved[f"relation:{hop.relation}"] = ",".join(words.HOP_PROPERTIES[hop.relation])
+            notes.append(f"chain: first hop {hop.relation!r} from {hop.entity!r}")
+            plan.mentions = [hop.entity] + [
+                m for m in plan.mentions if m != hop.entity and m not in hop.entity
+            ]
+        if reading is not None and not (hop is not None and reading.property in _HOP_OWN[hop.relation]):
+            plan.relations.append(reading.phrase.lower())
+            plan.resolved[f"relation:{reading.phrase.lower()}"] = ",".join(
+                (reading.property, *reading.fallbacks)
+            )
+            notes.append(f"{reading.phrase!r} → {reading.property} ({reading.via})")
+        _constraints(plan, question, reading)
+        if op == "yes_no" and plan.constraints.threshold is None and plan.constraints.comparator is None:
+            plan.constraints.value = _membership_value(question, understanding, plan.mentions)
+        plan.answer_kind = _answer_kind(op, reading, hop)
+        plan.unexplained = _unexplained(question, plan, reading, hop)
+        plan.confidence = _confidence(plan, names, reading, hop)
+        plan.notes = notes
+        return plan
+
+
+_HOP_OWN = {"capital": {"P36"}, "^capital": {"P36"}, "country": {"P17", "P27"}}
+
+
+@dataclass(frozen=True)
+class _Hop:
+    relation: str
+    entity: str
+    start: int
+    end: int
+
+
+def _hop(question: str) -> _Hop | None:
+    for pattern, relation in words.CHAIN_HOPS:
+        if m := pattern.search(question):
+            entity = m.group("e").strip()
+            entity = re.sub(r"^(?:the |a )", "", entity)
+            if entity and entity[0].isupper():
+                return _Hop(relation, entity, m.start(), m.end())
+    return None
+
+
+def _names(understanding: Understanding) -> _Names:
+    linked, unlinked, opening = [], [], []
+    for link in understanding.links:
+        if plan_entity(link) is not None:
+            linked.append(link.mention.text)
+        elif unknown_name(link):
+            unlinked.append(link.mention.text)
+        elif link.mention.start == 0 and link.mention.text[:1].isupper():
+            opening.append(link.mention.text)
+    if not linked and not unlinked:  # "Hegel's year of birth?": the opening word is the only name
+        linked = opening
+    return _Names(linked, unlinked)
+
+
+def _operation(question: str, names: _Names, rest: str) -> str:
+    named = len(names.linked) + len(names.unlinked)
+    if words.YES_NO_START.match(question):
+        return "yes_no"
+    if words.COUNT_START.search(question) and not words.NOT_COUNTED.search(question):
+        return "count"
+    listed = re.search(r"\bor\b|\bwhich of\b|\bout of\b|\bbetween\b", question, re.I)
+    if (
+        named >= 2
+        and listed
+        and (
+            words.MAX_CUES.search(question)
+            or words.MIN_CUES.search(question)
+            or words.EARLY_CUES.search(question)
+            or words.LATE_CUES.search(question)
+        )
+    ):
+        return "compare"  # fmt: skip
+    if words.SUPERLATIVE_CUES.search(question) and _class_noun(question) is not None and named <= 1:
+        return "superlative"
+    return "lookup"
+
+
+def _class_noun(question: str) -> str | None:
+    for token in re.findall(r"[\w\-]+", question.lower()):
+        for noun in words.CLASS_SYNONYMS:
+            if token in (noun, noun + "s", noun + "es", noun[:-1] + "ies", noun[:-1] + "ies"):
+                return noun
+            if noun == "municipality" and token == "municipalities":
+                return noun
+    return None
+
+
+def _class_set(question: str, names: _Names) -> PlanSet:
+    """The class noun and the place: a linked name after in/of ("in Germany"), a continent, or an
+    adjective before the noun ("German", "U.S.")."""
+    noun = _class_noun(question)
+    lowered = question.lower()
+    place = None
+    for adjective in sorted(words.CONTINENTS, key=len, reverse=True):
+        if re.search(rf"\b{adjective}\b", lowered):
+            place = question[lowered.index(adjective) : lowered.index(adjective) + len(adjective)]
+            break
+    if place is None:
+        m = re.search(r"\b(?:in|of) (?:the )?([A-Z][\w.\-]*(?: [A-Z][\w.\-]*)*)", question)
+        if m:
+            place = m.group(1)
+    if place is None:
+        for m in re.finditer(r"(?<![\w.])(U\.S\.|US|[A-Z][a-z]+(?:an|ish|ese|ch|ian))(?![\w.])", question):
+            if m.start() > 0 and m.group(1).lower() not in words.GENERIC:
+                place = m.group(1)
+                break
+    return PlanSet(class_phrase=noun, place=place)
+
+
+def _constraints(plan: QuestionPlan, question: str, reading: PropertyReading | None) -> None:
+    c = plan.constraints
+    dated = reading is not None and reading.property in words.DATE_PROPERTIES
+    if plan.operation in ("compare", "superlative", "yes_no"):
+        if dated and words.EARLY_CUES.search(question):
+            c.pick = "min"
+        elif dated and words.LATE_CUES.search(question):
+            c.pick = "max"
+        elif words.MIN_CUES.search(question):
+            c.pick = "min"
+        elif words.MAX_CUES.search(question):
+            c.pick = "max"
+    if plan.operation == "yes_no" and (m := words.THRESHOLD.search(question)):
+        number = 0.5 if m.group("num").lower() == "half a" else float(m.group("num").replace(",", ""))
+        number *= words.SCALES.get((m.group("scale") or "").lower(), 1.0)
+        c.comparator = ">" if m.group("cmp").lower() in words.ABOVE else "<"
+        c.threshold = number
+        c.threshold_unit = m.group("unit")
+        if m.group("cmp").lower() in ("before", "after"):
+            c.years = [y for y in c.years if y != int(number)]  # the year is the threshold, not a time
+    elif plan.operation == "yes_no" and re.search(r"\bthan\b", question) and c.pick is not None:
+        c.comparator = ">" if c.pick == "max" else "<"
+
+
+def _membership_value(question: str, understanding: Understanding, mentions: list[str]) -> str | None:
+    """What a yes/no question asks the subject to be linked to: the next name after the subject
+    ("Is Oslo the capital of *Norway*"), or a country adjective ("Is Skien a *Norwegian* town?")."""
+    subject = mentions[0] if mentions else None
+    for link in understanding.links:
+        text = link.mention.text
+        named = link.mention.start > 0 and (link.candidates or text[0].isupper())
+        if named and text != subject and (subject is None or text not in subject):
+            return text
+    place = _class_set(question, _Names([], [])).place
+    return place if place and place != subject else None
+
+
+def _answer_kind(op: str, reading: PropertyReading | None, hop: _Hop | None) -> str:
+    """The answer kind follows the operation: a comparison names, a count counts, yes/no says yes/no."""
+    if op in ("compare", "superlative"):
+        return "entity"
+    if op == "count":
+        return "number"
+    if op == "yes_no":
+        return "boolean"
+    if reading is not None:
+        return reading.kind
+    return "entity" if hop is not None else "text"
+
+
+def _unexplained(
+    question: str, plan: QuestionPlan, reading: PropertyReading | None, hop: _Hop | None
+) -> list[str]:
+    explained = {stem(w) for m in plan.mentions for w in content_words(m)}
+    if reading is not None:
+        explained |= {stem(w) for w in content_words(reading.phrase)}
+    if hop is not None:
+        explained |= {"capital", "country", "nation", "city", "home"}
+    if plan.constraints.threshold_unit:
+        explained |= {stem(w) for w in content_words(plan.constraints.threshold_unit)}
+    if plan.operation == "count" and (m := re.search(r"how many ([\w\-]+(?: [\w\-]+)?)", question, re.I)):
+        explained |= {
+            stem(w) for w in content_words(m.group(1))
+        }  # the counted noun: "countries", "twin towns"
+    if plan.set is not None:
+        for text in (plan.set.class_phrase, plan.set.place):
+            explained |= {stem(w) for w in content_words(text or "")}
+    cues = "|".join(p.pattern for p in (words.MAX_CUES, words.MIN_CUES, words.EARLY_CUES, words.LATE_CUES))
+    left = []
+    for word in content_words(question):
+        ranked = plan.operation in (
+            "compare",
+            "superlative",
+            "yes_no",
+        )  # a cue elsewhere is a second question
+        if (
+            word.isdigit()
+            or word in words.GENERIC
+            or stem(word) in explained
+            or (ranked and re.fullmatch(cues, word))
+        ):
+            continue
+        if stem(word) in _FILLER:
+            continue
+        if reading is not None and (same := property_for(word)) and same.property == reading.property:
+            continue  # "cover" in "how much ground does X cover": another word for the same property
+        left.append(word)
+    return left
+
+
+_FILLER = {
+    stem(w)
+    for w in word_set("s many much count year live lived people one which town city state share have has got")
+}
+
+
+def _confidence(
+    plan: QuestionPlan, names: _Names, reading: PropertyReading | None, hop: _Hop | None
+) -> float:
+    score = 0.9
+    if reading is None and hop is None and plan.operation != "yes_no":
+        score -= 0.5
+    if plan.operation == "compare" and (len(names.linked) < 2 or plan.constraints.pick is None):
+        score -= 0.4
+    if plan.operation == "superlative" and (
+        plan.set is None or not plan.set.place or plan.constraints.pick is None
+    ):
+        score -= 0.4
+    score -= 0.1 * len(plan.unexplained)
+    return round(max(0.0, min(1.0, score)), 3)

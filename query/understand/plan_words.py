@@ -1,0 +1,187 @@
+"""Everyday words for what a question plan needs: the properties people ask about without naming them
+("How many folks call Skien home?" asks P1082), the words that say which end of a comparison is wanted,
+the class nouns of a superlative and the hop phrases of a chain.
+
+These are English, not data: no entity id appears here (a place's id always comes from the index —
+the alias index for a name, the demonym statements for "German"). Property ids do: they are the
+vocabulary the statements are written in, as ``query.modes.kg_lookup`` names P36 or P17.
+Every pattern is tried on the lower-cased question; the first that matches wins, so narrower
+phrases come before broader ones ("sea level" before "high").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from query.lexicon import word_set
+
+_POPULATION = (
+    r"\bpopulat\w*|\bpeople\b|\binhabitants?\b|\bresidents?\b|\bheadcount\b|\bfolks\b|\bpersons\b"
+    r"|\bcall \w+ home\b|\bpopulous\b|\blive[sd]? (?:in|there)\b|\bliving in\b"
+)
+
+
+@dataclass(frozen=True)
+class PropertyWords:
+    """A property and the everyday phrases that ask for it."""
+
+    property: str
+    pattern: re.Pattern[str]
+    kind: str  # the plan's answer kind of a lookup: number, date, entity, text
+    fallbacks: tuple[str, ...] = ()  # read when the subject has no statement of ``property``
+
+
+def _words(prop: str, pattern: str, kind: str, *fallbacks: str) -> PropertyWords:
+    return PropertyWords(prop, re.compile(pattern, re.I), kind, fallbacks)
+
+
+PROPERTY_WORDS: tuple[PropertyWords, ...] = (
+    _words("P1081", r"\bhdi\b|human development", "number"),
+    _words("P4841", r"fertility|children did a woman|births per woman", "number"),
+    _words("P2131", r"\bgdp\b|gross domestic|\beconomy\b", "number"),
+    _words("P281", r"\bpost(?:al)? ?codes?\b|\bzip\b|\bpostcodes?\b", "text"),
+    _words("P856", r"\bwebsite\b|\bweb site\b|\bhome ?page\b", "text"),
+    _words("P1549", r"\bdemonym\b|call (?:the )?(?:people|someone|somebody|a person|residents?)\b", "text"),
+    _words("P190", r"\btwin\w*|\bsister (?:cit|town)", "entity"),
+    _words("P37", r"\bofficial languages?\b|\blanguages? (?:are|is) official\b", "entity"),
+    _words("P38", r"\bcurrency\b|\bpay with\b|\bmoney\b", "entity"),
+    _words("P47", r"\bborder\w*|\bneighbou?r\w*|\badjacent\b|\bnext to\b", "entity"),
+    _words(
+        "P150",
+        r"\bmake up\b|\bdivided\b|\bsplit into\b|\bconsists? of\b|\bsubdivisions?\b|\bdistricts\b"
+        r"|\bcounties\b|\bfederal states\b|\bemirates\b|\bprovinces\b|\bdivisions\b|\badministrative units\b",
+        "entity",
+    ),
+    _words("P569", r"\bborn\b|\bbirth\b|\bbirthday\b", "date"),
+    _words("P1082", _POPULATION, "number"),
+    _words(
+        "P2044",
+        r"sea level|\baltitude\b|\belevation\b|\bhigh(?:er|est)?(?:-lying)?\b|\blow(?:er|est)\b|\btall\w*"
+        r"|\bsits? (?:higher|lower)\b|\blies lower\b",
+        "number",
+    ),
+    _words(
+        "P2046",
+        r"\barea\b|\bsquare\b|\bkm2\b|\bkm²|\bsize\b|\bbig\w*|\blarge\w*|\bsmall\w*|\bland\b|\bground\b"
+        r"|\bterritory\b|\bcover\w*",
+        "number",
+    ),
+    _words(
+        "P571",
+        r"\bfounded\b|\bfounding\b|\bc[oa]me into (?:being|existence)\b|\bset up\b|\bexist\w*|\bestablished\b"
+        r"|\bolde(?:r|st)\b|\bearlie(?:r|st)\b|\binception\b|\bbecame a state\b|\bcreated\b",
+        "date",
+        "P569",
+    ),
+    _words("P36", r"\bcapital\b", "entity"),
+    _words("P27", r"\bcitizen\w*|\bnationality\b", "entity", "P17"),
+    _words(
+        "P17",
+        r"\bcountry\b|\bnation\b|\bsovereign state\b|\bwhich land\b|\bwhat land\b|\bpart of\b"
+        r"|\bbelongs? to\b",
+        "entity",
+        "P131",
+    ),
+)
+"""Everyday phrases, narrowest first; a count noun ("how many countries border") is not a property
+phrase for P17 because count questions are read by ``COUNT_PROPERTIES`` first."""
+
+DATE_PROPERTIES = frozenset({"P571", "P569", "P570", "P576"})
+
+MAX_CUES = re.compile(
+    r"\b(?:more|most|larger|largest|bigger|biggest|higher|highest|greater|greatest|taller|tallest|"
+    r"heavier|longer|longest|populous|populated|higher up|wider)\b",
+    re.I,
+)
+MIN_CUES = re.compile(
+    r"\b(?:fewer|fewest|smaller|smallest|lower|lowest|less|least|shorter|shortest|closest to sea level|"
+    r"lies lower)\b",
+    re.I,
+)
+EARLY_CUES = re.compile(r"\b(?:older|oldest|earlier|earliest|first|before)\b", re.I)
+LATE_CUES = re.compile(r"\b(?:younger|youngest|newer|newest|later|latest|last|after)\b", re.I)
+SUPERLATIVE_CUES = re.compile(
+    r"\b(?:most|largest|biggest|highest|greatest|tallest|smallest|fewest|lowest|least|oldest|youngest|"
+    r"earliest|newest|closest to sea level|highest-lying|first)\b",
+    re.I,
+)
+
+COUNT_START = re.compile(r"\bhow many\b|\bcount the\b|\bnumber of (?!people|inhabitants|residents)", re.I)
+"""A count, unless what follows "how many" is the population's noun ("how many people")."""
+NOT_COUNTED = re.compile(
+    r"\bhow many (?:people|inhabitants|residents|folks|persons|children|square|metres|meters|km|feet)\b",
+    re.I,
+)
+
+YES_NO_START = re.compile(r"^\s*(?:is|are|was|were|does|do|did|has|have|had|can)\b", re.I)
+
+THRESHOLD = re.compile(
+    r"\b(?P<cmp>more than|over|above|greater than|larger than|bigger than|higher than|taller than|"
+    r"at least|fewer than|less than|under|below|smaller than|lower than|before|after|earlier than|"
+    r"later than)\s+(?:the year\s+)?(?P<num>half a|\d[\d,]*(?:\.\d+)?)\s*"
+    r"(?P<scale>million|thousand|billion)?\s*(?P<unit>square kilomet(?:re|er)s?|square met(?:re|er)s?|"
+    r"km2|km²|sq km|kilomet(?:re|er)s?|km|met(?:re|er)s?|m|feet|ft)?\b",
+    re.I,
+)
+SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
+ABOVE = frozenset({"more than", "over", "above", "greater than", "larger than", "bigger than", "higher than",
+                   "taller than", "at least", "after", "later than"})  # fmt: skip
+
+CHAIN_HOPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p, re.I), hop)
+    for p, hop in (
+        (r"\b(?:with|has|having) (?P<e>.+?) as (?:its|their) capital\b", "^capital"),
+        (r"\bwhose capital is (?P<e>.+?)(?=[?,.]|$| in \d)", "^capital"),
+        (r"^(?P<e>.+?) is the capital of (?:which|what)\b", "^capital"),
+        (r"\bthe capital(?: city)? of (?P<e>.+?)(?=[?,.]|$| in \d| founded| in square| by )", "capital"),
+        (r"(?-i:(?P<e>[A-Z][\w\-]*(?: [A-Z][\w\-]*)*))(?:'s|\u2019s) capital\b", "capital"),
+        (r"\bthe (?:home )?(?:country|nation)(?: that| which| where)? (?:the [a-z]+ )?(?P<e>.+?) "
+         r"(?:is in|is located in|lies in|belongs to|stands|stands in|is part of|comes from|is from|"
+         r"is a citizen of|was a citizen of|was born in)\b", "country"),
+        (r"\bthe (?:home )?(?:country|nation) of (?:the [a-z]+ )?(?P<e>.+?)(?=[?,.]|$| have| has| in \d)",
+         "country"),
+    )
+)  # fmt: skip
+"""A chain's first hop, the entity it starts from (``e``) and the relation it follows; ``^`` follows
+it backwards (the state whose capital is X)."""
+HOP_PROPERTIES = {"capital": ("P36",), "^capital": ("^P36", "P1376"), "country": ("P17", "P27", "P131")}
+
+CLASS_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "city": ("city", "big city", "metropolis", "city with millions of inhabitants", "urban municipality"),
+    "town": ("town", "city", "municipality", "commune", "comune"),
+    "municipality": ("municipality", "comune", "commune"),
+    "comune": ("comune",),
+    "commune": ("commune",),
+    "country": ("country", "sovereign state", "republic", "kingdom", "monarchy", "state"),
+    "nation": ("country", "sovereign state", "republic", "kingdom", "monarchy", "state"),
+    "state": ("state", "federated state", "constituent state"),
+    "peak": ("mountain", "peak", "summit"),
+    "mountain": ("mountain", "peak", "volcano"),
+    "oblast": ("oblast",),
+    "region": ("region", "administrative region"),
+    "province": ("province",),
+    "lake": ("lake",),
+}
+"""A class noun of a question → words of the class labels it covers (English: "town" is what people
+call a commune or a comune)."""
+
+CONTINENTS = {
+    "european": "Europe", "europe": "Europe", "african": "Africa", "africa": "Africa", "asian": "Asia",
+    "asia": "Asia", "south american": "South America", "north american": "North America",
+    "oceanian": "Oceania",
+}  # fmt: skip
+"""Continent adjectives → the continent's English name."""
+
+PLACE_NAMES = {
+    "french": "France", "dutch": "Netherlands", "swiss": "Switzerland", "british": "United Kingdom",
+    "american": "United States", "us": "United States", "u.s": "United States", "usa": "United States",
+    "english": "England", "spanish": "Spain", "greek": "Greece", "danish": "Denmark", "swedish": "Sweden",
+    "finnish": "Finland", "polish": "Poland", "turkish": "Turkey", "irish": "Ireland",
+}  # fmt: skip
+"""Country adjectives that do not share their country's stem (English, not data)."""
+
+GENERIC = word_set(
+    "what which who whom whose when where how is are was were do does did has have had the a an of in on "
+    "at to by for from with as and or than that this there their its it be been much many one"
+)

@@ -1,0 +1,170 @@
+"""The plan mode (``kg-plan``) through the engine on the real sample index.
+
+Expected answers are read here from the raw dump JSON (both sample dumps, the latest revision of each
+entity), with the rules written out again: best rank (preferred, else normal; never deprecated), the
+latest point in time, units converted with factors written in this file.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+import pytest
+
+from query import Engine, EngineConfig
+from tests.conftest import SAMPLES, raw_entities
+
+SQ_KM = {"Q712226": Decimal(1), "Q25343": Decimal("0.000001")}  # square kilometre, square metre
+METRE = {"Q11573": Decimal(1)}
+
+
+@pytest.fixture(scope="module")
+def dump() -> dict[str, dict]:
+    latest: dict[str, dict] = {}
+    for path in sorted((SAMPLES / "wikidata").glob("*.json.bz2")):
+        for eid, entity in raw_entities(path).items():
+            if eid not in latest or entity.get("lastrevid", 0) >= latest[eid].get("lastrevid", 0):
+                latest[eid] = entity
+    return latest
+
+
+@pytest.fixture(scope="module")
+def engine(sample_index):
+    _, result = sample_index
+    with Engine.open(result.version_dir, EngineConfig(reader="candidates")) as engine:
+        yield engine
+
+
+def best(entity: dict, prop: str) -> list[dict]:
+    claims = [c for c in entity["claims"].get(prop, []) if c["rank"] != "deprecated"]
+    claims = [c for c in claims if c["mainsnak"]["snaktype"] == "value"]
+    return [c for c in claims if c["rank"] == "preferred"] or claims
+
+
+def current(entity: dict, prop: str) -> dict:
+    def when(claim: dict) -> str:
+        times = claim.get("qualifiers", {}).get("P585", [])
+        return times[0]["datavalue"]["value"]["time"] if times else ""
+
+    claims = best(entity, prop)
+    return max(claims, key=when)
+
+
+def amount(claim: dict, units: dict[str, Decimal] | None = None) -> Decimal:
+    value = claim["mainsnak"]["datavalue"]["value"]
+    number = Decimal(value["amount"])
+    if units is not None:
+        number *= units[value["unit"].rsplit("/", 1)[1]]
+    return number
+
+
+def label(dump: dict, entity_id: str) -> str:
+    return dump[entity_id]["labels"]["en"]["value"]
+
+
+def step(result, mode: str = "kg-plan"):
+    return next(s for s in result.route if s.mode == mode)
+
+
+def test_a_comparison_answers_the_name_with_both_values(engine, dump):
+    result = engine.ask("Which has more inhabitants, Chile or Belgium?")
+    values = {eid: amount(current(dump[eid], "P1082")) for eid in ("Q298", "Q31")}
+    winner = max(values, key=values.__getitem__)
+    assert result.mode == "kg-plan" and result.answer == label(dump, winner)
+    assert {f.subject for f in result.facts} == {"Q298", "Q31"}
+    assert result.plan is not None and result.plan.operation == "compare"
+    assert step(result).outcome == "answered" and "Chile" in step(result).reason
+
+
+def test_a_comparison_converts_square_metres(engine, dump):
+    result = engine.ask("Which is smaller by area, Lausanne or Siena?")
+    areas = {eid: amount(current(dump[eid], "P2046"), SQ_KM) for eid in ("Q807", "Q2751")}
+    assert areas["Q807"] != areas["Q2751"]
+    assert result.answer == label(dump, min(areas, key=areas.__getitem__)), result.route
+
+
+def test_a_count_is_of_distinct_current_values(engine, dump):
+    result = engine.ask("Belgium shares borders with how many countries?")
+    ongoing = {
+        c["mainsnak"]["datavalue"]["value"]["id"]
+        for c in best(dump["Q31"], "P47")
+        if "P582" not in c.get("qualifiers", {})
+    }
+    assert result.mode == "kg-plan" and result.answer == str(len(ongoing))
+    assert f"{len(ongoing)} distinct P47" in step(result).reason
+
+
+def test_a_chain_follows_the_first_relation(engine, dump):
+    result = engine.ask("How many people live in the capital of Saarland?")
+    capital = best(dump["Q1201"], "P36")[0]["mainsnak"]["datavalue"]["value"]["id"]
+    expected = amount(current(dump[capital], "P1082"))
+    assert result.mode == "kg-plan", result.route
+    assert Decimal(result.answer.replace(",", "")) == expected
+    assert result.facts[0].subject == capital
+
+
+def test_a_superlative_ranges_over_a_class_in_a_place(engine, dump):
+    result = engine.ask("Which Chilean mountain is the tallest?")
+    members = {
+        eid: e
+        for eid, e in dump.items()
+        if any(c["mainsnak"]["datavalue"]["value"]["id"] == "Q8502" for c in best(e, "P31"))
+        and any(c["mainsnak"]["datavalue"]["value"]["id"] == "Q298" for c in best(e, "P17"))
+    }
+    heights = {eid: amount(current(e, "P2044"), METRE) for eid, e in members.items() if best(e, "P2044")}
+    assert len(heights) > 5
+    assert result.mode == "kg-plan" and result.answer == label(dump, max(heights, key=heights.__getitem__))
+
+
+def test_a_year_without_a_value_is_refused_with_the_nearest(engine, dump):
+    years = {
+        q["datavalue"]["value"]["time"][1:5]
+        for c in dump["Q31"]["claims"]["P1082"]
+        for q in c.get("qualifiers", {}).get("P585", [])
+    }
+    assert "2015" not in years and "2014" in years
+    result = engine.ask("How many people lived in Belgium in 2015?")
+    assert result.unknown and result.mode == "kg-plan"
+    assert re.search(r"no 2015 value .*in 2014", step(result).reason), step(result).reason
+
+
+def test_a_name_that_links_to_nothing_is_unknown(engine):
+    result = engine.ask("How many people live in Quentarovia?")
+    assert result.unknown and result.mode == "kg-plan"
+    assert "Quentarovia" in step(result).reason
+
+
+def test_a_threshold_question_answers_yes_or_no(engine, dump):
+    area = amount(current(dump["Q31"], "P2046"), SQ_KM)
+    result = engine.ask("Is Belgium larger than 25,000 square kilometres?")
+    assert result.answer == ("yes" if area > 25000 else "no")
+    result = engine.ask("Is Belgium larger than 35,000 square kilometres?")
+    assert result.answer == ("yes" if area > 35000 else "no")
+
+
+def test_plain_lookups_stay_with_the_kg_lookup(engine):
+    result = engine.ask("What is the area of Belgium?")
+    assert result.mode == "kg-lookup"
+    assert step(result).outcome == "not tried"
+
+
+def test_a_year_the_intent_missed_goes_to_the_plan(engine, dump):
+    wanted = [
+        c
+        for c in dump["Q298"]["claims"]["P1082"]
+        if c["rank"] != "deprecated"
+        and any(
+            q["datavalue"]["value"]["time"][1:5] == "1975" for q in c.get("qualifiers", {}).get("P585", [])
+        )
+    ]
+    assert len(wanted) == 1
+    result = engine.ask("In 1975, how many residents did Chile count?")
+    assert result.mode == "kg-plan", result.route
+    assert Decimal(result.answer.replace(",", "")) == amount(wanted[0])
+
+
+def test_an_unknown_name_inside_a_longer_name_is_refused_first(engine):
+    result = engine.ask("What is the capital of the Republic of Quentarovia?")
+    assert result.mode == "kg-plan" and result.unknown
+    assert step(result).estimate >= 0.99
