@@ -44,9 +44,10 @@ class LiveEngine:
     def version(self) -> str:
         return self._engine.index_version
 
-    def ask(self, question: str) -> QueryResult:
+    def ask(self, question: str, *, reader: str | None = None) -> QueryResult:
+        """``reader``: as ``Engine.ask`` (``"candidates"`` answers without the instruct model)."""
         with self._borrowed() as engine:
-            return engine.ask(question)
+            return engine.ask(question, reader=reader)
 
     @contextmanager
     def _borrowed(self) -> Iterator[Engine]:
