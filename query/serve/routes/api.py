@@ -75,7 +75,11 @@ async def ask(body: AskRequest, request: Request, engine: Engine) -> Response:
     return Response(result.model_dump_json(), media_type="application/json")
 
 
-@v1.get("/ask/stream", response_class=EventSourceResponse, responses={200: {"model": ServedResult}})
+@v1.get(
+    "/ask/stream",
+    response_class=Response,
+    responses={200: {"content": {"text/event-stream": {}}, "description": "the events, then the result"}},
+)
 async def ask_stream(
     engine: Engine,
     question: Annotated[str, Query(description="the question")],
