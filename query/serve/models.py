@@ -77,6 +77,9 @@ class VersionsInfo(BaseModel):
     current: str | None = Field(description="the version 'current' names on disk now")
     available: list[str] = Field(description="published versions on disk, oldest first")
     answered_from: list[str] = Field(description="every version this process has answered from, in order")
+    open: list[str] = Field(
+        description="versions with an engine open now (older ones close after their last answer)"
+    )
 
 
 class Health(BaseModel):

@@ -145,6 +145,7 @@ async def versions(request: Request, engine: Engine) -> VersionsInfo:
         current=current.name if current is not None else None,
         available=[p.name for p in store.versions()],
         answered_from=list(live.switches),
+        open=live.open_versions,
     )
 
 

@@ -50,6 +50,7 @@ def test_versions_follow_a_new_publish_without_a_restart(client, sample_index, i
     versions = client.get("/v1/versions").json()
     assert versions["answering"] == "v2" and versions["current"] == "v2"
     assert versions["answered_from"] == ["v1", "v2"] and set(versions["available"]) >= {"v2"}
+    assert versions["open"] == ["v2"], "the v1 engine is closed once its last question is answered"
 
 
 def test_health_and_readiness(client) -> None:
