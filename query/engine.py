@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +35,7 @@ from query.llm.chat import Llm
 from query.modes import ModeContext, Router, build_modes
 from query.pipeline import Reranking, Retrieval, RetrieveReadPipeline
 from query.read.candidates import CandidateAnswerer
-from query.read.readers import READERS, CandidateReader, ReaderContext
+from query.read.readers import CANDIDATES, READERS, CandidateReader, ReaderContext
 from query.rerank.pair_scorers import open_pair_scorer
 from query.rerank.stage_one import LinearRanker
 from query.retrieve.evidence_store import EvidenceStore, VectorMatrix
@@ -85,6 +86,8 @@ class Engine:
             entities=self.entities,
         )
         self.router = Router(build_modes(self.config.modes, context))
+        self._context = context
+        self._candidate_router: Router | None = None  # the fallback route, made on its first use
         # load the question encoder and the vector matrix now: not inside the first question's timings
         self.pipeline.retrieval.encode("warm-up")
         self.pipeline.retrieval.vectors.similarity(
@@ -154,12 +157,29 @@ class Engine:
         Unicode, is refused here with a ``ValueError`` before any index is read."""
         return self.understander.run(question)
 
-    def ask(self, question: str) -> QueryResult:
-        """The router's answer: the first configured mode, in order of their estimates, that answers."""
+    def ask(self, question: str, *, reader: str | None = None) -> QueryResult:
+        """The router's answer: the first configured mode, in order of their estimates, that answers.
+
+        ``reader="candidates"`` answers without the instruct model even when one is configured (a server
+        whose LLM queue is full falls back so); any other value, or None, is the configured reader."""
         started = time.perf_counter()
-        result = self.router.run(self.understand(question))
+        router = self._fallback_router() if reader == CANDIDATES and self.llm is not None else self.router
+        result = router.run(self.understand(question))
         total = StageTiming(stage="total", ms=round((time.perf_counter() - started) * 1000, 3))
         return result.model_copy(update={"timings": [*result.timings, total]})
+
+    def _fallback_router(self) -> Router:
+        """The same modes over the same opened index, read by the candidate reader and with no model:
+        built once, sharing every index part and the retrieval with the configured route."""
+        with self._pool_lock:
+            if self._candidate_router is None:
+                p = self.pipeline
+                pipeline = RetrieveReadPipeline(
+                    p.retrieval, p.reranking, p.candidates, p.candidates, p.hop, p.index_version
+                )
+                context = replace(self._context, pipeline=pipeline, llm=None)
+                self._candidate_router = Router(build_modes(self.config.modes, context))
+            return self._candidate_router
 
     def ask_many(self, questions: Iterable[str], workers: int = 1) -> Iterator[QueryResult]:
         """Answers in input order; ``workers`` threads share this engine.

@@ -44,9 +44,17 @@ class LiveEngine:
     def version(self) -> str:
         return self._engine.index_version
 
-    def ask(self, question: str) -> QueryResult:
+    @property
+    def open_versions(self) -> list[str]:
+        """Versions with an engine open now: the answering one, and older ones until their last question
+        in flight ends (then they are closed and their leases released)."""
+        with self._lock:
+            return [engine.index_version for engine in self._in_flight]
+
+    def ask(self, question: str, *, reader: str | None = None) -> QueryResult:
+        """``reader``: as ``Engine.ask`` (``"candidates"`` answers without the instruct model)."""
         with self._borrowed() as engine:
-            return engine.ask(question)
+            return engine.ask(question, reader=reader)
 
     @contextmanager
     def _borrowed(self) -> Iterator[Engine]:

@@ -26,7 +26,7 @@ ROOMS = (
     ("pipeline",),
     ("modes",),
     ("config", "engine", "live"),
-    ("batch", "evaluation"),
+    ("batch", "evaluation", "serve"),
     ("cli",),
 )
 """query/'s rooms in the order of the engine's flow; a room may import its own level and those before."""

@@ -12,6 +12,7 @@ from query.cli.eval import add_eval, cmd_eval
 from query.cli.index import add_build, add_info, add_verify, cmd_build, cmd_info, cmd_verify
 from query.cli.ingest import add_ingest, cmd_ingest
 from query.cli.models import add_models, cmd_models
+from query.cli.serve import add_serve, cmd_serve
 from schemas.settings import HqaSettings
 
 
@@ -29,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_answer(sub)
     add_eval(sub)
     add_models(sub)
+    add_serve(sub)
     return parser
 
 
@@ -63,4 +65,6 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_eval(args, settings)
     if args.command == "models":
         return cmd_models(args, settings)
+    if args.command == "serve":
+        return cmd_serve(args, settings)
     raise AssertionError(f"unhandled command {args.command}")

@@ -1,0 +1,351 @@
+"""Load on ``hqa serve``: N clients for a fixed time on 127.0.0.1 while new index versions are published.
+
+    .venv/bin/python benchmarks/serve_load.py [--index .state/indexes] [--clients 6] [--seconds 150]
+        [--llm-seconds 240] [--versions 3] [--readers candidates,llm] [--llm qwen2.5-coder-0.5b-instruct]
+        [--out benchmarks/results/serve]
+
+For each reader: the sample index's current version is published as the first version of a fresh index
+root (hard links, no copy), ``hqa serve`` is started on it (a subprocess, a free port), and ``--clients``
+asyncio clients ask the README's questions round and round for the run's seconds. Meanwhile
+``--versions`` new versions are published at even intervals (a re-publish of the same build: hard links,
+a new manifest, ``current`` moved), each followed by a prune to 2 versions (leases keep what the server
+still reads). Even-numbered clients send ``"fallback": true``, odd ones do not and wait ``Retry-After``
+on a 429, as a polite client would.
+
+Reported per reader: requests, throughput, p50/p95 latency, 429s, fallbacks, errors (anything else that is
+not a 200 or a transport failure: 0 is the bar), the versions answers were tagged with (each answer must
+name one), the HTTP overhead against the engine's own total time for the same request (the raw engine in
+the same run: a ratio survives a loaded machine better than a figure), and the server's RSS at start,
+end and peak. With ``--screenshot`` the evidence page is photographed (Playwright on Debian's chromium)
+after the first reader's run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shlex
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import httpx
+import psutil
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from index.versions import LEASE, MANIFEST, PINS, VersionStore  # noqa: E402
+from query.evaluation.machine import machine  # noqa: E402
+
+BIN = Path(sys.executable).parent
+QUESTIONS = [  # the README's and the demo's questions
+    "What is the area of Belgium?",
+    "What was the population of Belgium in 2014?",
+    "Which city has the most inhabitants?",
+    "How many of the Chilean places in the index have more than 100,000 inhabitants?",
+    "What was the name of Aristotle's father?",
+    "Who was the interior decorator of the film Sunrise in 1927/28?",
+    "What is the favourite colour of the invisible dragon Zorblax?",
+]
+SCREENSHOT_QUESTION = "Which city has the most inhabitants?"
+
+
+def publish(root: Path, source: Path, version: str) -> None:
+    """``source``'s files as a new published version of ``root``: hard links, its own lease and manifest."""
+    store = VersionStore(root)
+    building = store.start(version)
+    building.rmdir()
+    shutil.copytree(
+        source, building, copy_function=os.link, ignore=shutil.ignore_patterns(PINS, LEASE, MANIFEST)
+    )
+    store.publish(building, store.manifest(source).model_copy(update={"version": version}))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """``hqa serve`` in a subprocess, stopped by its own pid."""
+
+    def __init__(self, root: Path, reader: str, llm: str, state_dir: Path, log: Path):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        cmd = [str(BIN / "hqa"), "--state-dir", str(state_dir), "serve", "--index", str(root)]
+        cmd += ["--port", str(self.port), "--reader", reader, "--llm-queue", "2", "--deadline", "300"]
+        if reader == "llm":
+            cmd += ["--llm", llm]
+        self.command = cmd
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HQA_PROGRESS": "0"}
+        self.log = log.open("w")
+        self.process = subprocess.Popen(cmd, env=env, cwd=REPO, stdout=self.log, stderr=subprocess.STDOUT)
+        self.ps = psutil.Process(self.process.pid)
+
+    def wait_ready(self, timeout: float = 900) -> float:
+        started = time.monotonic()
+        while time.monotonic() - started < timeout:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"hqa serve exited with {self.process.returncode}; see {self.log.name}")
+            try:
+                if httpx.get(f"{self.url}/readyz", timeout=5).status_code == 200:
+                    return time.monotonic() - started
+            except httpx.TransportError:
+                pass
+            time.sleep(1)
+        raise RuntimeError(f"hqa serve was not ready in {timeout} s")
+
+    def rss_mb(self) -> float:
+        return round(self.ps.memory_info().rss / 2**20, 1)
+
+    def stop(self) -> None:
+        self.process.send_signal(signal.SIGINT)
+        try:
+            self.process.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.log.close()
+
+
+async def client(url: str, number: int, until: float, records: list[dict]) -> None:
+    fallback = number % 2 == 0
+    async with httpx.AsyncClient(base_url=url, timeout=httpx.Timeout(330)) as http:
+        i = number
+        while time.monotonic() < until:
+            question = QUESTIONS[i % len(QUESTIONS)]
+            i += 1
+            started = time.monotonic()
+            record: dict = {"client": number, "question": question, "fallback_allowed": fallback}
+            try:
+                response = await http.post("/v1/ask", json={"question": question, "fallback": fallback})
+                record["status"] = response.status_code
+                body = response.json()
+                if response.status_code == 200:
+                    total = next((t["ms"] for t in body["timings"] if t["stage"] == "total"), None)
+                    record |= {
+                        "version": body["index_version"],
+                        "mode": body["mode"],
+                        "reader": body["reader"],
+                        "fallback": body["served"]["fallback"],
+                        "queued_ms": body["served"]["queued_ms"],
+                        "engine_ms": total,
+                    }
+                else:
+                    record["error"] = body.get("error", {}).get("code")
+                    record["retry_after"] = response.headers.get("Retry-After")
+            except (httpx.TransportError, ValueError) as exc:
+                record |= {"status": None, "error": f"{type(exc).__name__}: {exc}"}
+            record["ms"] = round((time.monotonic() - started) * 1000, 1)
+            records.append(record)
+            if record.get("status") == 429:
+                await asyncio.sleep(
+                    min(float(record["retry_after"] or 1), max(0.0, until - time.monotonic()))
+                )
+
+
+def publisher(
+    root: Path, source: Path, versions: int, seconds: float, started: float, out: list[dict]
+) -> None:
+    """``versions`` publishes at even intervals of the run, each followed by a prune to 2 versions."""
+    store = VersionStore(root)
+    for n in range(1, versions + 1):
+        time.sleep(max(0.0, started + seconds * n / (versions + 1) - time.monotonic()))
+        name = f"v{n + 1}"
+        publish(root, source, name)
+        pruned = store.prune(keep=2)
+        out.append(
+            {
+                "version": name,
+                "at_s": round(time.monotonic() - started, 1),
+                "pruned": [p.name for p in pruned],
+            }
+        )
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    values = sorted(values)
+    return round(values[min(len(values) - 1, int(q * len(values)))], 1)
+
+
+def summary(records: list[dict], seconds: float) -> dict:
+    ok = [r for r in records if r["status"] == 200]
+    overhead = [r["ms"] - r["queued_ms"] - r["engine_ms"] for r in ok if r.get("engine_ms") is not None]
+    ratio = [r["ms"] / r["engine_ms"] for r in ok if r.get("engine_ms")]
+    errors = [r for r in records if r["status"] not in (200, 429)]
+    return {
+        "requests": len(records),
+        "answered": len(ok),
+        "throughput_per_s": round(len(ok) / seconds, 3),
+        "p50_ms": percentile([r["ms"] for r in ok], 0.5),
+        "p95_ms": percentile([r["ms"] for r in ok], 0.95),
+        "status_429": sum(r["status"] == 429 for r in records),
+        "fallbacks": sum(bool(r.get("fallback")) for r in ok),
+        "errors": len(errors),
+        "error_kinds": dict(Counter(str(r.get("error")) for r in errors)),
+        "untagged": sum(not r.get("version") for r in ok),
+        "answers_by_version": dict(sorted(Counter(r["version"] for r in ok if r.get("version")).items())),
+        "modes": dict(Counter(r["mode"] for r in ok)),
+        "readers": dict(Counter(r["reader"] for r in ok)),
+        "http_overhead_ms_p50": percentile(overhead, 0.5),
+        "latency_over_engine_p50": round(statistics.median(ratio), 3) if ratio else None,
+    }
+
+
+def run(reader: str, args: argparse.Namespace, work: Path, source: Path) -> dict:
+    seconds = args.seconds if reader == "candidates" else args.llm_seconds
+    root = work / reader
+    publish(root, source, "v1")
+    server = Server(root, reader, args.llm, args.state_dir, args.out / f"server-{reader}.log")
+    try:
+        ready_s = server.wait_ready()
+        rss = [server.rss_mb()]
+        load_before = os.getloadavg()
+        records: list[dict] = []
+        published: list[dict] = []
+        started = time.monotonic()
+        pub = threading.Thread(
+            target=publisher, args=(root, source, args.versions, seconds, started, published)
+        )
+        pub.start()
+
+        async def clients() -> None:
+            async def sample_rss() -> None:
+                while time.monotonic() < started + seconds:
+                    rss.append(server.rss_mb())
+                    await asyncio.sleep(2)
+
+            await asyncio.gather(
+                sample_rss(),
+                *(client(server.url, n, started + seconds, records) for n in range(args.clients)),
+            )
+
+        asyncio.run(clients())
+        elapsed = time.monotonic() - started
+        pub.join()
+        rss.append(server.rss_mb())
+        versions = httpx.get(f"{server.url}/v1/versions", timeout=30).json()
+        metrics = httpx.get(f"{server.url}/metrics", timeout=30).text
+        if args.screenshot and reader == args.readers[0]:
+            screenshot(server.url, args.out / "page.png")
+    finally:
+        server.stop()
+    (args.out / f"requests-{reader}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (args.out / f"metrics-{reader}.txt").write_text(metrics)
+    return {
+        "reader": reader,
+        "command": shlex.join(server.command),
+        "clients": args.clients,
+        "seconds": round(elapsed, 1),
+        "ready_s": round(ready_s, 1),
+        "load_before": [round(x, 2) for x in load_before],
+        "load_after": [round(x, 2) for x in os.getloadavg()],
+        "published": published,
+        "server_versions": versions,
+        "rss_mb": {"start": rss[0], "end": rss[-1], "peak": max(rss)},
+        **summary(records, elapsed),
+    }
+
+
+def screenshot(url: str, path: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    chromium = os.environ.get("HQA_CHROMIUM") or shutil.which("chromium")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, headless=True)
+        page = browser.new_page(viewport={"width": 1280, "height": 1000})
+        page.goto(url)
+        page.fill("#question", SCREENSHOT_QUESTION)
+        page.click("#submit")
+        page.wait_for_selector("#result:not([hidden])", timeout=300_000)
+        page.screenshot(path=str(path), full_page=True)
+        browser.close()
+
+
+def report(results: list[dict], argv: list[str]) -> str:
+    lines = [
+        "# `hqa serve` under load, while versions are published",
+        "",
+        f"Command: `{shlex.join(['.venv/bin/python', 'benchmarks/serve_load.py', *argv])}`  ",
+        f"Machine: {machine()}",
+        "",
+        "| reader | clients | s | requests | answered | /s | p50 ms | p95 ms | 429 | fallbacks | errors "
+        "| untagged | versions answered from | RSS MB start → end (peak) | latency / engine p50 | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        versions = ", ".join(f"{v}: {n}" for v, n in r["answers_by_version"].items())
+        rss = r["rss_mb"]
+        lines.append(
+            f"| {r['reader']} | {r['clients']} | {r['seconds']} | {r['requests']} | {r['answered']} "
+            f"| {r['throughput_per_s']} | {r['p50_ms']} | {r['p95_ms']} | {r['status_429']} "
+            f"| {r['fallbacks']} "
+            f"| {r['errors']} | {r['untagged']} | {versions} | {rss['start']} → {rss['end']} ({rss['peak']}) "
+            f"| {r['latency_over_engine_p50']} | {r['load_before'][0]} → {r['load_after'][0]} |"
+        )
+    for r in results:
+        lines += [
+            "",
+            f"**{r['reader']}**: `{r['command']}`; ready in {r['ready_s']} s; published "
+            + "; ".join(
+                f"{p['version']} at {p['at_s']} s (pruned {p['pruned'] or 'none'})" for p in r["published"]
+            )
+            + f"; the server answered from {r['server_versions']['answered_from']}, "
+            f"engines open at the end: {r['server_versions'].get('open', 'not reported')}; "
+            f"modes {r['modes']}; "
+            f"readers {r['readers']}; errors {r['error_kinds'] or 'none'}.",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--index", type=Path, default=REPO / ".state" / "indexes", help="a built sample index root"
+    )
+    parser.add_argument("--state-dir", type=Path, default=REPO / ".state", help="where the models are")
+    parser.add_argument("--clients", type=int, default=6)
+    parser.add_argument("--seconds", type=float, default=150, help="the candidate reader's run")
+    parser.add_argument("--llm-seconds", type=float, default=240, help="the LLM reader's run")
+    parser.add_argument("--versions", type=int, default=3, help="versions published during each run")
+    parser.add_argument("--readers", type=lambda s: s.split(","), default=["candidates", "llm"])
+    parser.add_argument("--llm", default="qwen2.5-coder-0.5b-instruct")
+    parser.add_argument("--screenshot", action="store_true", help="photograph the page after the first run")
+    parser.add_argument("--report-only", action="store_true", help="rewrite README.md from serve_load.json")
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "serve")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    if args.report_only:
+        results = json.loads((args.out / "serve_load.json").read_text())
+        (args.out / "README.md").write_text(report(results, results[0].get("argv", argv)))
+        return 0
+    source = VersionStore(args.index).current()
+    if source is None:
+        raise SystemExit(f"no published index under {args.index}: build the sample first (hqa build)")
+    results = []
+    with tempfile.TemporaryDirectory(prefix="serve-load-", dir=args.state_dir) as work:
+        for reader in args.readers:
+            results.append({**run(reader, args, Path(work), source), "argv": argv})
+            print(json.dumps(results[-1], indent=2), flush=True)
+    (args.out / "serve_load.json").write_text(json.dumps(results, indent=2) + "\n")
+    (args.out / "README.md").write_text(report(results, argv))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

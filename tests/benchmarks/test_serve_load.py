@@ -1,0 +1,43 @@
+"""The load benchmark's own parts: a re-publish is a real new version made of hard links (no copy), and
+the summary counts what the report claims (429s apart from errors, untagged answers, percentiles)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from index.versions import LEASE, VersionStore
+from tests.conftest import load_script
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "serve_load.py"
+
+
+def test_a_republish_is_a_new_current_version_of_hard_links(sample_index, tmp_path: Path) -> None:
+    bench = load_script(SCRIPT)
+    _, built = sample_index
+    root = tmp_path / "root"
+    bench.publish(root, built.version_dir, "v1")
+    bench.publish(root, built.version_dir, "v2")
+    store = VersionStore(root)
+    assert store.current() == (root / "v2").resolve() and store.manifest(root / "v2").version == "v2"
+    files = [
+        p for p in built.version_dir.rglob("*") if p.is_file() and p.name != LEASE and p.suffix != ".json"
+    ]
+    some = files[0].relative_to(built.version_dir)
+    assert (root / "v2" / some).stat().st_ino == files[0].stat().st_ino  # linked, not copied
+    assert (root / "v2" / LEASE).stat().st_ino != (built.version_dir / LEASE).stat().st_ino
+
+
+def test_the_summary_counts_429s_apart_from_errors() -> None:
+    bench = load_script(SCRIPT)
+    ok = {"status": 200, "queued_ms": 0.0, "mode": "kg-lookup", "reader": "kg-lookup", "fallback": False}
+    records = [
+        {**ok, "ms": float(ms), "engine_ms": ms / 2, "version": "v1" if ms < 60 else "v2"}
+        for ms in range(10, 110, 10)
+    ]
+    records += [{"status": 429, "ms": 1.0, "error": "queue_full"}, {"status": 504, "ms": 9.0, "error": "x"}]
+    records += [{**ok, "ms": 5.0, "engine_ms": 5.0, "version": None}]
+    got = bench.summary(records, seconds=11.0)
+    assert (got["requests"], got["answered"], got["status_429"], got["errors"]) == (13, 11, 1, 1)
+    assert got["untagged"] == 1 and got["answers_by_version"] == {"v1": 5, "v2": 5}
+    assert got["p50_ms"] == 50.0 and got["p95_ms"] == 100.0
+    assert got["error_kinds"] == {"x": 1} and got["throughput_per_s"] == 1.0
