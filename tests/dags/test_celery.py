@@ -10,13 +10,14 @@ published.
 
 from __future__ import annotations
 
+import shutil
 import uuid
 
 import pytest
 
 from index.versions import VersionStore
 from tests.cluster import Cluster, Worker
-from tests.services import running
+from tests.services import REPO, running
 
 pytestmark = pytest.mark.slow
 RUN_TIMEOUT_S = 1800.0
@@ -32,14 +33,19 @@ def cluster(tmp_path_factory, sample_index):
         "HQA_EMBEDDING_CACHE": str(index_settings.embedding_cache_dir),
         "HQA_INDEX__EMBEDDING_MODEL": index_settings.index.embedding_model,
     }
-    with running(root / "services") as services:
-        airflow = Cluster(home=root / "airflow", services=services, extra_env=env)
-        try:
-            airflow.start()
-            airflow.wait_for_dag()
-            yield airflow
-        finally:
-            airflow.stop()
+    # PostgreSQL runs as its own user, which cannot enter pytest's private temporary folders
+    services_root = REPO / ".state" / "pytest-services" / uuid.uuid4().hex[:12]
+    try:
+        with running(services_root) as services:
+            airflow = Cluster(home=root / "airflow", services=services, extra_env=env)
+            try:
+                airflow.start()
+                airflow.wait_for_dag()
+                yield airflow
+            finally:
+                airflow.stop()
+    finally:
+        shutil.rmtree(services_root, ignore_errors=True)
 
 
 def _run(cluster: Cluster, workers: list[Worker]) -> tuple[str, str, list[dict]]:
