@@ -1,13 +1,14 @@
-"""Redis, PostgreSQL and an S3-compatible server (moto) for the tests and benchmarks that need them.
+"""Redis and PostgreSQL for the tests and benchmarks that need them.
 
-    python -m tests.services start [--s3] [ROOT]   # prints the URLs; ROOT defaults to .state/services
+    python -m tests.services start [ROOT]   # prints the URLs; ROOT defaults to .state/services
     python -m tests.services stop [ROOT]
 
-Each service is a Debian package (or, for S3, ``moto[server]`` from the venv) started by this module as
-a child process bound to 127.0.0.1 on a free port, with its data under ``ROOT/<name>``, and stopped by the
-pid recorded in ``ROOT/services.json``: never by name, since other people's servers may run on the same
-machine. ``running(root)`` is the context manager the pytest fixtures and benchmarks use. PostgreSQL will
-not run as root, so as root its server runs as the ``postgres`` user (which owns its data folder).
+Each service is a Debian package started by this module as a child process bound to 127.0.0.1 on a
+free port, with its data under ``ROOT/<name>``, and stopped by the pid recorded in
+``ROOT/services.json``: never by name, since other people's servers may run on the same machine.
+``running(root)`` is the context manager the pytest fixtures and benchmarks use. PostgreSQL will not
+run as root, so as root its server runs as the ``postgres`` user (which owns its data folder), and its
+folder must be one that user can enter (not pytest's private temporary folders).
 """
 
 from __future__ import annotations
@@ -57,11 +58,10 @@ class Services:
     root: Path
     redis: Running | None = None
     postgres: Running | None = None
-    s3: Running | None = None
 
     @property
     def running(self) -> list[Running]:
-        return [s for s in (self.redis, self.postgres, self.s3) if s is not None]
+        return [s for s in (self.redis, self.postgres) if s is not None]
 
     def save(self) -> None:
         data = {s.name: asdict(s) for s in self.running}
@@ -201,31 +201,19 @@ def _create_database(port: int, log: Path) -> None:
         subprocess.run([str(PG_BIN / "createdb"), PG_DB], check=True, env=env, capture_output=True)
 
 
-def start_s3(root: Path) -> Running:
-    """moto's S3 server (in memory: the buckets go when it stops)."""
-    folder = root / "s3"
-    folder.mkdir(parents=True, exist_ok=True)
-    port, log = free_port(), folder / "moto.log"
-    process = _spawn([sys.executable, "-m", "moto.server", "-H", HOST, "-p", str(port)], log)
-    _wait_for_port(port, process, log, "moto server")
-    return Running("s3", process.pid, port, f"http://{HOST}:{port}", str(log))
-
-
-def start(root: Path = DEFAULT_ROOT, *, s3: bool = False) -> Services:
-    """Start Redis and PostgreSQL (and the S3 server) under ``root``; already running ones are kept."""
+def start(root: Path = DEFAULT_ROOT) -> Services:
+    """Start Redis and PostgreSQL under ``root``; already running ones are kept."""
     root = Path(root).resolve()
     root.mkdir(parents=True, exist_ok=True)
     require_packages()
     services = Services.load(root)
-    for name in ("redis", "postgres", "s3"):
+    for name in ("redis", "postgres"):
         current = getattr(services, name)
         if current is not None and not _alive(current.pid):
             setattr(services, name, None)
     try:
         services.redis = services.redis or start_redis(root)
         services.postgres = services.postgres or start_postgres(root)
-        if s3:
-            services.s3 = services.s3 or start_s3(root)
     finally:
         services.save()
     return services
@@ -271,8 +259,8 @@ def _stop_pid(pid: int, timeout: float = 20.0) -> bool:
 
 
 @contextmanager
-def running(root: Path = DEFAULT_ROOT, *, s3: bool = False) -> Iterator[Services]:
-    services = start(root, s3=s3)
+def running(root: Path = DEFAULT_ROOT) -> Iterator[Services]:
+    services = start(root)
     try:
         yield services
     finally:
@@ -280,14 +268,12 @@ def running(root: Path = DEFAULT_ROOT, *, s3: bool = False) -> Iterator[Services
 
 
 def main(argv: list[str]) -> int:
-    flags = {a for a in argv if a.startswith("--")}
-    args = [a for a in argv if not a.startswith("--")]
-    if not args or args[0] not in {"start", "stop"} or flags - {"--s3"}:
+    if not argv or argv[0] not in {"start", "stop"}:
         print(__doc__, file=sys.stderr)
         return 2
-    root = Path(args[1]) if len(args) > 1 else DEFAULT_ROOT
-    if args[0] == "start":
-        services = start(root, s3="--s3" in flags)
+    root = Path(argv[1]) if len(argv) > 1 else DEFAULT_ROOT
+    if argv[0] == "start":
+        services = start(root)
         for service in services.running:
             print(f"{service.name}\t{service.url}\tpid {service.pid}")
     else:
