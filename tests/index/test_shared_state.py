@@ -52,6 +52,7 @@ def _index(params: dict, plan: dict) -> dict:
     return rebuild.publish(params, plan, stages, validation)
 
 
+@pytest.mark.slow
 def test_a_run_moved_to_another_mount_after_planning_builds_the_same_index(worker, tmp_path, sample_index):
     first = worker(tmp_path / "mount-a" / "state")
     params: dict = {}
