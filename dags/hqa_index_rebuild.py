@@ -35,7 +35,7 @@ PARAMS = {name: Param(default, description=doc) for name, (default, doc) in rebu
 def hqa_index_rebuild():
     @task
     def discover(params=None):
-        return rebuild.discover(params)
+        return rebuild.discover(params, get_current_context()["run_id"])
 
     @task(max_active_tis_per_dagrun=SETTINGS.airflow.ingest_parallelism)
     def ingest(job, params=None):
@@ -54,8 +54,8 @@ def hqa_index_rebuild():
         return rebuild.verbalize(params, plan, job)
 
     @task
-    def evidence(plan, files):
-        return rebuild.evidence(plan, list(files))
+    def evidence(plan, files, params=None):
+        return rebuild.evidence(plan, list(files), params)
 
     @task
     def stage(plan, name, params=None):

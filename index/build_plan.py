@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -70,6 +71,9 @@ class BuildPlan(BaseModel):
     verbalize: list[VerbalizeJob]
     started: float = Field(description="epoch seconds, for the manifest's total time")
     removed_runs: list[str] = Field(default_factory=list, description="ingest runs dropped: no longer inputs")
+    run: str | None = Field(
+        None, description="the rebuild run whose marker every step checks it sees (index.shared_state)"
+    )
 
     @property
     def up_to_date(self) -> bool:
@@ -89,6 +93,13 @@ class BuildPlan(BaseModel):
     @property
     def names_dir(self) -> Path:
         return self.work_dir / "names"
+
+    def mapped_paths(self, convert: Callable[[str | None], str | None]) -> BuildPlan:
+        """This plan with every path passed through ``convert`` (to or from the form a plan travels in
+        between workers: ``index.shared_state.portable`` / ``local``)."""
+        jobs = [j.model_copy(update={"path": convert(j.path)}) for j in self.verbalize]
+        paths = {f: convert(getattr(self, f)) for f in ("index_dir", "ingest_dir", "building", "previous")}
+        return self.model_copy(update={**paths, "unit_table": convert(self.unit_table), "verbalize": jobs})
 
     def previous_manifest(self) -> Manifest | None:
         return VersionStore(Path(self.index_dir)).manifest(Path(self.previous)) if self.previous else None

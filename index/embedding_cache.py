@@ -4,7 +4,14 @@ Evidence ids are content hashes, so an id always names the same text and its vec
 for as long as the model (and its sequence cap) stays the same: that is what ``model_key`` pins,
 one folder per key. Vectors are appended as Parquet part files, each written to a temporary name
 and renamed into place, so a crash loses at most the rows still buffered and never leaves a torn
-part; the next run resumes from the parts on disk. One writer per folder at a time.
+part; the next run resumes from the parts on disk.
+
+Several writers (tasks on several machines over a shared folder) may add to one folder at once: each
+instance names its parts ``part-w<writer>-<sequence>.parquet`` with a random writer id of its own, so
+no two writers ever write the same name, and a reader reads every part there is (parts from before
+writer ids, ``part-<sequence>.parquet``, are read as well). Two writers that embed the same id both
+keep it: an id always names the same text, so the vectors agree and the first found is used.
+``compact`` is for when no one else writes.
 """
 
 from __future__ import annotations
@@ -12,6 +19,8 @@ from __future__ import annotations
 import logging
 import os
 import re
+import secrets
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -23,7 +32,8 @@ import pyarrow.parquet as pq
 
 log = logging.getLogger(__name__)
 
-_PART = re.compile(r"part-(\d+)\.parquet")
+_PART = re.compile(r"part-(?:w([0-9a-f]+)-)?(\d+)\.parquet")
+STALE_TMP_S = 24 * 3600  # a temporary part this old belongs to a writer that died: removed
 
 
 def vector_array(vectors: np.ndarray) -> pa.FixedSizeListArray:
@@ -48,21 +58,24 @@ class EmbeddingCache:
         self.dir = Path(root) / model_key
         self.dir.mkdir(parents=True, exist_ok=True)
         self.part_rows = part_rows
+        self.writer = secrets.token_hex(6)
+        self._sequence = 0
         self._ids: list[str] = []
         self._vectors: list[np.ndarray] = []
         self._buffered = 0
-        for stale in self.dir.glob(".part-*.tmp"):  # a part whose write was interrupted
-            stale.unlink()
+        for stale in self.dir.glob(".part-*.tmp"):  # a write interrupted long ago (not a live writer's)
+            if time.time() - stale.stat().st_mtime > STALE_TMP_S:
+                stale.unlink(missing_ok=True)
 
     def part_files(self) -> list[Path]:
         """The cache's part files, oldest first (what the vector stage joins against)."""
         return self._parts()
 
     def _parts(self) -> list[Path]:
-        return sorted(
-            (p for p in self.dir.iterdir() if _PART.fullmatch(p.name)),
-            key=lambda p: int(_PART.fullmatch(p.name).group(1)),  # type: ignore[union-attr]
-        )
+        """Every writer's parts, each writer's in the order written (older unnamed parts first)."""
+        matches = ((p, _PART.fullmatch(p.name)) for p in self.dir.iterdir())
+        parts = [(m.group(1) or "", int(m.group(2)), p) for p, m in matches if m]
+        return [p for _, _, p in sorted(parts)]
 
     def _dataset(self) -> ds.Dataset | None:
         parts = self._parts()
@@ -118,10 +131,10 @@ class EmbeddingCache:
         self._ids, self._vectors, self._buffered = [], [], 0
 
     def _write(self, table: pa.Table) -> Path:
-        parts = self._parts()
-        number = int(_PART.fullmatch(parts[-1].name).group(1)) + 1 if parts else 0  # type: ignore[union-attr]
-        final = self.dir / f"part-{number:06d}.parquet"
-        tmp = self.dir / f".part-{number:06d}.tmp"
+        """A new part under this writer's own name: no other writer writes or renames onto it."""
+        name = f"part-w{self.writer}-{self._sequence:06d}"
+        self._sequence += 1
+        final, tmp = self.dir / f"{name}.parquet", self.dir / f".{name}.tmp"
         pq.write_table(table, tmp)
         os.replace(tmp, final)
         return final

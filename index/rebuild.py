@@ -2,14 +2,18 @@
 
 Each step rebuilds its settings from the run's params (and the worker's environment), so any
 worker with the shared state folder can run any step. Steps return plain dicts (pydantic dumps)
-because XCom stores JSON. The order: ``discover`` → ``ingest`` (one per shard) → ``plan`` →
-``verbalize`` (one per ingest file) → ``evidence`` → ``stage`` (five of them) → ``validate`` → ``publish``
-→ ``report``. ``hqa build`` runs the same library functions in one process.
+because XCom stores JSON. Paths under the state root travel relative to it (``index.shared_state``),
+so each worker resolves them against its own mount; ``discover`` writes a marker for its run that
+every later step checks first, so a worker that does not see the shared state fails at once.
+The order: ``discover`` → ``ingest`` (one per shard) → ``plan`` → ``verbalize`` (one per ingest file)
+→ ``evidence`` → ``stage`` (five of them) → ``validate`` → ``publish`` → ``report``. ``hqa build``
+runs the same library functions in one process.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -20,6 +24,7 @@ from index.build import publish_build
 from index.build_plan import BuildPlan, VerbalizeJob, plan_build
 from index.build_stages import EvidenceFile, evidence_report, run_stage, validate_build, verbalize_job
 from index.rebuild_report import make_report, render_markdown, write_report
+from index.shared_state import local, portable, require_marker, run_name, write_marker
 from index.versions import VersionStore
 from ingest.pipeline import IngestInputs, finish_ingest, prepare_ingest_dir, sample_inputs
 from ingest.shard_plan import (
@@ -37,6 +42,7 @@ from schemas.settings import HqaSettings
 INDEX_ASSET_NAME = "hqa_index"
 INDEX_ASSET_URI = "hqa://index/current"
 Json = dict[str, Any]
+PathMap = Callable[[str | None], str | None]
 
 
 def _local_path(value: str) -> str:
@@ -104,6 +110,64 @@ class RebuildParams(BaseModel):
         return IngestOptions.from_settings(settings, scope)
 
 
+class RunJob(BaseModel):
+    """One ingest job of a rebuild run, as ``discover`` hands it to a mapped ingest task."""
+
+    run: str = Field(description="the run's marker name under the state root (index.shared_state)")
+    job: ShardJob
+
+
+class RunOutcome(BaseModel):
+    """One ingest job's outcome, still naming its run."""
+
+    run: str
+    outcome: ShardOutcome
+
+
+def _job_paths(job: ShardJob, convert: PathMap) -> ShardJob:
+    return job.model_copy(update={"source": convert(job.source)})
+
+
+def _outcome_paths(outcome: ShardOutcome, convert: PathMap) -> ShardOutcome:
+    outputs = [o.model_copy(update={"path": convert(o.path)}) for o in outcome.summary.outputs]
+    summary = outcome.summary.model_copy(
+        update={"source": convert(outcome.summary.source), "outputs": outputs}
+    )
+    return outcome.model_copy(update={"job": _job_paths(outcome.job, convert), "summary": summary})
+
+
+def _to_portable(settings: HqaSettings) -> PathMap:
+    return lambda path: portable(path, settings.state_dir)
+
+
+def _to_local(settings: HqaSettings) -> PathMap:
+    return lambda path: local(path, settings.state_dir)
+
+
+def _local_plan(settings: HqaSettings, plan: Json, step: str) -> BuildPlan:
+    """The plan on this worker: its run's marker checked, its paths resolved against our state root."""
+    build = BuildPlan.model_validate(plan)
+    require_marker(settings.state_dir, build.run, step)
+    return build.mapped_paths(_to_local(settings))
+
+
+def _portable_plan(settings: HqaSettings, build: BuildPlan) -> Json:
+    return build.mapped_paths(_to_portable(settings)).model_dump(mode="json")
+
+
+def _local_outcomes(
+    settings: HqaSettings, outcomes: list[Json], step: str
+) -> tuple[str | None, list[ShardOutcome]]:
+    """The run the outcomes belong to (checked visible here) and the outcomes with local paths."""
+    results = [RunOutcome.model_validate(o) for o in outcomes]
+    runs = {r.run for r in results}
+    if len(runs) > 1:
+        raise ValueError(f"{step}: ingest outcomes of several rebuild runs mixed: {sorted(runs)}")
+    run = runs.pop() if runs else None
+    require_marker(settings.state_dir, run, step)
+    return run, [_outcome_paths(r.outcome, _to_local(settings)) for r in results]
+
+
 def param_defaults() -> dict[str, tuple[Any, str | None]]:
     """(default, description) of every param, for the DAG's ``Param`` declarations."""
     return {
@@ -112,8 +176,10 @@ def param_defaults() -> dict[str, tuple[Any, str | None]]:
     }
 
 
-def discover(params: Json) -> list[Json]:
-    """Checksum the inputs and plan their shards: one ingest task per job.
+def discover(params: Json, run_id: str | None = None) -> list[Json]:
+    """Write the run's marker, checksum the inputs and plan their shards: one ingest task per job.
+
+    ``run_id`` (Airflow's) names the marker every later step checks for; None makes a fresh name.
 
     A checksum is computed once per file (files in parallel, ``workers`` at a time) and saved under the
     ingest folder keyed by path, size and mtime, so a re-run reads no unchanged dump; a compressed
@@ -121,6 +187,8 @@ def discover(params: Json) -> list[Json]:
     """
     p = RebuildParams.model_validate(params)
     settings = p.settings()
+    run = run_name(run_id)
+    write_marker(settings.state_dir, run)
     inputs = p.inputs(settings)
     jobs = plan_shards(
         inputs.wikidata,
@@ -131,7 +199,8 @@ def discover(params: Json) -> list[Json]:
         threads=settings.parser_workers,
     )
     prepare_ingest_dir(settings.ingest_dir, settings.property_table)
-    return [j.model_dump() for j in jobs]
+    to_portable = _to_portable(settings)
+    return [RunJob(run=run, job=_job_paths(j, to_portable)).model_dump() for j in jobs]
 
 
 def ingest(params: Json, job: Json) -> Json:
@@ -139,9 +208,12 @@ def ingest(params: Json, job: Json) -> Json:
     p = RebuildParams.model_validate(params)
     settings = p.settings()
     options = p.ingest_options(settings)
-    shard = ShardJob.model_validate(job)
+    run_job = RunJob.model_validate(job)
+    require_marker(settings.state_dir, run_job.run, "ingest")
+    shard = _job_paths(run_job.job, _to_local(settings))
     outcome = ingest_shard(shard, settings.ingest_dir, options, skip_unchanged=not p.force)
-    return outcome.model_dump(mode="json")
+    portable_outcome = _outcome_paths(outcome, _to_portable(settings))
+    return RunOutcome(run=run_job.run, outcome=portable_outcome).model_dump(mode="json")
 
 
 def plan(params: Json, outcomes: list[Json], run_after: datetime | None = None) -> Json:
@@ -152,7 +224,7 @@ def plan(params: Json, outcomes: list[Json], run_after: datetime | None = None) 
     """
     p = RebuildParams.model_validate(params)
     settings = p.settings()
-    results = [ShardOutcome.model_validate(o) for o in outcomes]
+    run, results = _local_outcomes(settings, outcomes, "plan")
     removed = prune_stale_outputs(settings.ingest_dir, [o.job for o in results])
     finish_ingest(settings.ingest_dir, results, removed)
     version = VersionStore.version_name(run_after) if run_after is not None else None
@@ -164,7 +236,7 @@ def plan(params: Json, outcomes: list[Json], run_after: datetime | None = None) 
         force=p.force,
         version=version,
     )
-    return build.model_copy(update={"removed_runs": removed}).model_dump(mode="json")
+    return _portable_plan(settings, build.model_copy(update={"removed_runs": removed, "run": run}))
 
 
 def files_to_verbalize(plan: Json) -> list[Json]:
@@ -174,24 +246,34 @@ def files_to_verbalize(plan: Json) -> list[Json]:
 
 def verbalize(params: Json, plan: Json, job: Json) -> Json:
     settings = RebuildParams.model_validate(params).settings()
-    build = BuildPlan.model_validate(plan)
-    return verbalize_job(build, VerbalizeJob.model_validate(job), settings.index).model_dump(mode="json")
+    build = _local_plan(settings, plan, "verbalize")
+    to_local = _to_local(settings)
+    verbalize_job_ = VerbalizeJob.model_validate(job)
+    local_job = verbalize_job_.model_copy(update={"path": to_local(verbalize_job_.path)})
+    written = verbalize_job(build, local_job, settings.index)
+    return written.model_copy(update={"job": verbalize_job_}).model_dump(mode="json")
 
 
-def evidence(plan: Json, files: list[Json]) -> Json:
-    build = BuildPlan.model_validate(plan)
-    return evidence_report(build, [EvidenceFile.model_validate(f) for f in files]).model_dump(mode="json")
+def evidence(plan: Json, files: list[Json], params: Json | None = None) -> Json:
+    settings = RebuildParams.model_validate(params or {}).settings()
+    build = _local_plan(settings, plan, "evidence")
+    to_local = _to_local(settings)
+    written = [EvidenceFile.model_validate(f) for f in files]
+    local_files = [
+        f.model_copy(update={"job": f.job.model_copy(update={"path": to_local(f.job.path)})}) for f in written
+    ]
+    return evidence_report(build, local_files).model_dump(mode="json")
 
 
 def stage(params: Json, plan: Json, name: str) -> Json:
     settings = RebuildParams.model_validate(params).settings()
-    build = BuildPlan.model_validate(plan)
+    build = _local_plan(settings, plan, f"stage {name}")
     return run_stage(build, name, settings.index, settings.embedding_cache_dir).model_dump(mode="json")
 
 
 def validate(params: Json, plan: Json) -> dict[str, str]:
     settings = RebuildParams.model_validate(params).settings()
-    return validate_build(BuildPlan.model_validate(plan), settings.index)
+    return validate_build(_local_plan(settings, plan, "validate"), settings.index)
 
 
 def publish(params: Json, plan: Json, stages: list[Json], validation: dict[str, str]) -> Json:
@@ -199,7 +281,7 @@ def publish(params: Json, plan: Json, stages: list[Json], validation: dict[str, 
     settings = RebuildParams.model_validate(params).settings()
     reports = {r.name: r for r in (StageReport.model_validate(s) for s in stages)}
     manifest = publish_build(
-        BuildPlan.model_validate(plan),
+        _local_plan(settings, plan, "publish"),
         json.loads(settings.model_dump_json()),
         settings.index.keep_versions,
         reports,
@@ -211,11 +293,12 @@ def publish(params: Json, plan: Json, stages: list[Json], validation: dict[str, 
 def report(params: Json, outcomes: list[Json], plan: Json, manifest: Json | None) -> Json:
     """Write the run report; when nothing was rebuilt, it describes the version still current."""
     settings = RebuildParams.model_validate(params).settings()
-    build = BuildPlan.model_validate(plan)
+    build = _local_plan(settings, plan, "report")
+    _, results = _local_outcomes(settings, outcomes, "report")
     if manifest is None and build.up_to_date and build.previous:
         current = VersionStore(Path(build.index_dir)).manifest(Path(build.previous))
     else:
         current = Manifest.model_validate(manifest) if manifest else None
-    result = make_report([ShardOutcome.model_validate(o) for o in outcomes], build, current)
+    result = make_report(results, build, current)
     path = write_report(result, settings.reports_dir)
     return {"report": str(path), "markdown": render_markdown(result), **result.model_dump(mode="json")}

@@ -23,7 +23,10 @@ import errno
 import fcntl
 import json
 import os
+import secrets
 import shutil
+import socket
+import threading
 import weakref
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,6 +40,12 @@ BUILDING_PREFIX = ".building-"
 PRUNING_PREFIX = ".pruning-"
 PINS = ".pins"
 PIN_HOURS = 24.0  # a pin older than this belongs to a job that died: prune no longer honours it
+LEASES = ".leases"
+CURRENT_FILE = "current.json"
+# A reader's lease file not renewed for this long belongs to a reader that died or lost the mount; a
+# holder renews it three times as often. Expiry compares the file's mtime (the file server's clock on
+# NFS) with the pruning host's clock: keep the hosts' clocks in sync (NTP) well within this margin.
+LEASE_SECONDS = 600.0
 OPEN_ATTEMPTS = 5  # a version pruned between resolving and leasing it is retried with the newer current
 
 
@@ -47,8 +56,11 @@ class VersionLease:
     reader should move on to the newer one rather than wait for it to vanish.
     """
 
-    def __init__(self, version_dir: Path):
+    def __init__(self, version_dir: Path, *, flock: bool = True, lease_seconds: float = LEASE_SECONDS):
         self.path = Path(version_dir)
+        holder = f"{socket.gethostname()}.{os.getpid()}.{secrets.token_hex(4)}"
+        self.lease_file = self.path / LEASES / f"{holder}.json"
+        self._stop = threading.Event()
         try:
             # O_CREAT: versions published before leases existed have no lease file yet
             self._fd = os.open(self.path / LEASE, os.O_RDONLY | os.O_CREAT, 0o644)
@@ -60,12 +72,18 @@ class VersionLease:
             # a read-only copy of an old version: nobody can prune it, and there is nothing to lock
             self._fd = os.open(self.path / MANIFEST, os.O_RDONLY)
         # closing the file drops its lock: on release, or when a reader that was never closed is collected
-        self.release = weakref.finalize(self, os.close, self._fd)
+        self.release = weakref.finalize(self, _release, self._fd, self._stop, self.lease_file)
         try:
-            fcntl.flock(self._fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            if flock:
+                fcntl.flock(self._fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
             self.release()
             raise VersionGone(self.path) from None
+        # the lease file: what a prune on another host sees where flock does not reach (NFS without
+        # working locks, a copy synced from object storage)
+        if _touch_lease(self.lease_file, create=True):
+            interval = lease_seconds / 3
+            threading.Thread(target=_renew, args=(self.lease_file, self._stop, interval), daemon=True).start()
         if not (self.path / MANIFEST).is_file():  # pruned between our open and our lock
             self.release()
             raise VersionGone(self.path)
@@ -73,6 +91,41 @@ class VersionLease:
     @property
     def held(self) -> bool:
         return self.release.alive
+
+
+def _touch_lease(path: Path, *, create: bool = False) -> bool:
+    """Write (or renew) a lease file atomically; False where the version is read-only."""
+    try:
+        if create:
+            path.parent.mkdir(exist_ok=True)
+            tmp = path.with_name(f".{path.name}.tmp")
+            tmp.write_text(json.dumps({"holder": path.stem, "leased_at": datetime.now(UTC).isoformat()}))
+            os.replace(tmp, path)
+        else:
+            os.utime(path)
+        return True
+    except OSError as exc:
+        if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+            return False
+        if exc.errno == errno.ENOENT and not create:  # the version was pruned under us: nothing to renew
+            return False
+        raise
+
+
+def _renew(path: Path, stop: threading.Event, interval: float) -> None:
+    while not stop.wait(interval):
+        if not _touch_lease(path):
+            return
+
+
+def _release(fd: int, stop: threading.Event, lease_file: Path) -> None:
+    stop.set()
+    os.close(fd)
+    try:
+        lease_file.unlink(missing_ok=True)
+    except OSError as exc:
+        if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+            raise
 
 
 class VersionGone(FileNotFoundError):
@@ -110,6 +163,11 @@ class VersionStore:
         if link_tmp.is_symlink() or link_tmp.exists():
             link_tmp.unlink()
         link_tmp.symlink_to(manifest.version)  # relative: the root folder can move
+        # the same pointer as a small file, replaced atomically: for file systems and object stores
+        # without symlinks (and readers on hosts that copy the root rather than mount it)
+        pointer_tmp = self.root / f".{CURRENT_FILE}.{os.getpid()}"
+        pointer_tmp.write_text(json.dumps({"version": manifest.version}))
+        os.replace(pointer_tmp, self.root / CURRENT_FILE)
         os.replace(link_tmp, self.root / CURRENT)
         return final
 
@@ -117,11 +175,17 @@ class VersionStore:
         shutil.rmtree(building, ignore_errors=True)
 
     def current(self) -> Path | None:
-        """The version folder ``current`` points to now (resolved), or None before the first build."""
+        """The version folder ``current`` points to now (resolved), or None before the first build.
+
+        The symlink where there is one, else the pointer file (``current.json``, written beside it).
+        """
         link = self.root / CURRENT
-        if not link.is_symlink():
+        if link.is_symlink():
+            return (self.root / os.readlink(link)).resolve()
+        pointer = self.root / CURRENT_FILE
+        if not pointer.is_file():
             return None
-        return (self.root / os.readlink(link)).resolve()
+        return (self.root / json.loads(pointer.read_text())["version"]).resolve()
 
     def manifest(self, version_dir: Path) -> Manifest:
         return Manifest.model_validate(json.loads((Path(version_dir) / MANIFEST).read_text()))
@@ -174,9 +238,27 @@ class VersionStore:
                 continue
         return sorted(live)
 
-    def prune(self, keep: int, pin_hours: float = PIN_HOURS) -> list[Path]:
-        """Delete all but the ``keep`` newest versions (never the current one, nor one a reader holds or a
-        batch job pinned: a later prune takes it), half-deleted ones and build folders older than a day."""
+    def leases(self, version_dir: Path, seconds: float = LEASE_SECONDS) -> list[str]:
+        """Readers whose lease files on ``version_dir`` were renewed within ``seconds``."""
+        folder = Path(version_dir) / LEASES
+        if not folder.is_dir():
+            return []
+        oldest = datetime.now(UTC).timestamp() - seconds
+        live = []
+        for path in folder.glob("*.json"):
+            try:
+                if path.stat().st_mtime >= oldest:
+                    live.append(path.stem)
+            except FileNotFoundError:  # released while we looked
+                continue
+        return sorted(live)
+
+    def prune(
+        self, keep: int, pin_hours: float = PIN_HOURS, lease_seconds: float = LEASE_SECONDS
+    ) -> list[Path]:
+        """Delete all but the ``keep`` newest versions (never the current one, nor one a reader holds, by a
+        lock or a live lease file, or a batch job pinned: a later prune takes it), half-deleted ones and
+        build folders older than a day."""
         if keep < 1:
             raise ValueError(f"keep must be at least 1, got {keep}")
         current = self.current()
@@ -184,7 +266,7 @@ class VersionStore:
         for path in self.versions()[:-keep]:
             if current is not None and path.resolve() == current:
                 continue
-            if self.pins(path, pin_hours):
+            if self.pins(path, pin_hours) or self.leases(path, lease_seconds):
                 continue
             if self._remove_unheld(path):
                 removed.append(path)

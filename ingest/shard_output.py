@@ -163,7 +163,7 @@ class ShardOutput:
         )
         path = summary_path(self.out_dir, self.reader, self.source, self.shard)
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(path, json.dumps(summary.model_dump(), indent=2))
+        write_text_atomic(path, json.dumps(relative_outputs(summary, self.out_dir).model_dump(), indent=2))
         if max_error_rate is not None and summary.quarantined and summary.error_rate > max_error_rate:
             raise ErrorRateExceeded(
                 f"{self.reader}: {summary.quarantined} of {records_read} records from {self.source.name} "
@@ -172,3 +172,24 @@ class ShardOutput:
                 f"or raise the limit (--max-error-rate)."
             )
         return summary
+
+
+def relative_outputs(summary: IngestSummary, out_dir: Path) -> IngestSummary:
+    """The summary as saved: output paths relative to the ingest folder, which another machine may
+    mount elsewhere (``read_summary`` resolves them against its own mount)."""
+    root = Path(out_dir).resolve()
+    outputs = [
+        o.model_copy(update={"path": str(Path(o.path).resolve().relative_to(root))})
+        if Path(o.path).resolve().is_relative_to(root)
+        else o
+        for o in summary.outputs
+    ]
+    return summary.model_copy(update={"outputs": outputs})
+
+
+def read_summary(path: Path, out_dir: Path) -> IngestSummary:
+    """A saved summary with its output paths resolved against ``out_dir`` (absolute ones, as written
+    before paths were saved relative, stay as they are)."""
+    summary = IngestSummary.model_validate_json(Path(path).read_text())
+    outputs = [o.model_copy(update={"path": str(Path(out_dir) / o.path)}) for o in summary.outputs]
+    return summary.model_copy(update={"outputs": outputs})

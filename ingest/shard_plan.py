@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from ingest.checksums import ChecksumCache, FileStamp
 from ingest.ottqa import PASSAGE_FILE, TABLE_FILE, OttqaIngestOptions, ingest_ottqa
 from ingest.seek_index import SeekIndex, UnindexableArchive, read_from, saved_indexes, seek_index
-from ingest.shard_output import options_fingerprint, summary_path
+from ingest.shard_output import options_fingerprint, read_summary, summary_path
 from ingest.shards import Shard
 from ingest.sources import detect_compression, file_sha256
 from ingest.wikidata.ingest import WikidataIngestOptions, WikidataScope, ingest_wikidata
@@ -202,7 +202,7 @@ def earlier_output(job: ShardJob, out_dir: Path, options: IngestOptions) -> Inge
     path = job.summary_file(out_dir)
     if not path.is_file():
         return None
-    summary = IngestSummary.model_validate_json(path.read_text())
+    summary = read_summary(path, out_dir)
     same = (
         summary.source_sha256 == job.sha256
         and summary.options_fingerprint == options_fingerprint(options.for_job(job))
@@ -281,7 +281,7 @@ def prune_stale_outputs(out_dir: Path, jobs: list[ShardJob]) -> list[str]:
     for path in sorted((Path(out_dir) / RUNS).glob("*.json")):
         if path.resolve() in keep:
             continue
-        summary = IngestSummary.model_validate_json(path.read_text())
+        summary = read_summary(path, out_dir)
         for output in summary.outputs:
             Path(output.path).unlink(missing_ok=True)
         path.unlink()

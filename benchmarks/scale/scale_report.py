@@ -30,7 +30,10 @@ def _counts(records: list[StepRecord], key: str) -> int:
 
 ROWS: dict[str, Callable[[list[StepRecord]], int]] = {
     "ingest": lambda rs: sum(
-        n for r in rs for table, n in r.result["summary"]["counts"].items() if table != "quarantine"
+        n
+        for r in rs
+        for table, n in r.result["outcome"]["summary"]["counts"].items()
+        if table != "quarantine"
     ),
     "verbalize": lambda rs: sum(r.result["stats"]["evidence"] for r in rs),
     "entities": lambda rs: _counts(rs, "aliases"),

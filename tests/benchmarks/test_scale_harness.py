@@ -152,7 +152,7 @@ def test_a_step_runs_in_its_own_process_with_the_runs_settings(harness, tmp_path
     params = {"wikidata": [str(folder / wikidata)], "wikipedia": [str(folder / wikipedia)], "force": True}
     record = run.step("discover", "discover", {"params": params}, [])
     assert record.status == "ok", (state / "scale-steps" / "discover.log").read_text()[-2000:]
-    assert [job["reader"] for job in record.result] == ["wikidata", "wikipedia"]
+    assert [job["job"]["reader"] for job in record.result] == ["wikidata", "wikipedia"]
     assert (state / "ingest" / "properties").is_dir()  # the step wrote into the run's state folder
     assert 0 < record.work_seconds < record.measured.seconds
     saved = json.loads((state / "scale-steps.json").read_text())
@@ -165,10 +165,12 @@ def test_stage_rows_and_checks(harness) -> None:
         _record(
             steps,
             "ingest:0",
-            result={"summary": {"counts": {"entities": 10, "statements": 90, "quarantine": 0}}},
+            result={"outcome": {"summary": {"counts": {"entities": 10, "statements": 90, "quarantine": 0}}}},
         ),
         _record(
-            steps, "ingest:1", result={"summary": {"counts": {"pages": 5, "passages": 45, "quarantine": 2}}}
+            steps,
+            "ingest:1",
+            result={"outcome": {"summary": {"counts": {"pages": 5, "passages": 45, "quarantine": 2}}}},
         ),
     ]
     summary = report.summarize(ingest, report.ROWS["ingest"])

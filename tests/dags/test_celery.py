@@ -1,0 +1,98 @@
+"""The rebuild DAG on a real CeleryExecutor cluster: PostgreSQL, Redis, the API server, scheduler, DAG
+processor and two Celery workers (concurrency 1) on 127.0.0.1, the DAG triggered as in production.
+
+One cluster serves both tests; each starts its own two workers. With one shared state folder the run
+succeeds, both workers run tasks, and the index equals the in-process build of the samples (counts and
+stage fingerprints). With a state folder per worker (nothing shared) a task on the worker that does not
+see the run's state fails at once with the error naming the marker it could not see, and nothing is
+published.
+"""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+
+import pytest
+
+from index.versions import VersionStore
+from tests.cluster import Cluster, Worker
+from tests.services import REPO, running
+
+pytestmark = pytest.mark.slow
+RUN_TIMEOUT_S = 1800.0
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory, sample_index):
+    """Services and Airflow's components, with the sample index's settings for the workers."""
+    index_settings, _ = sample_index
+    root = tmp_path_factory.mktemp("cluster")
+    env = {
+        # the sample index's cache holds every sample embedding: the workers embed nothing
+        "HQA_EMBEDDING_CACHE": str(index_settings.embedding_cache_dir),
+        "HQA_INDEX__EMBEDDING_MODEL": index_settings.index.embedding_model,
+    }
+    # PostgreSQL runs as its own user, which cannot enter pytest's private temporary folders
+    services_root = REPO / ".state" / "pytest-services" / uuid.uuid4().hex[:12]
+    try:
+        with running(services_root) as services:
+            airflow = Cluster(home=root / "airflow", services=services, extra_env=env)
+            try:
+                airflow.start()
+                airflow.wait_for_dag()
+                yield airflow
+            finally:
+                airflow.stop()
+    finally:
+        shutil.rmtree(services_root, ignore_errors=True)
+
+
+def _run(cluster: Cluster, workers: list[Worker]) -> tuple[str, str, list[dict]]:
+    run_id = f"manual__celery-{uuid.uuid4().hex[:8]}"
+    cluster.start_workers(workers)
+    try:
+        cluster.trigger(run_id)
+        state = cluster.wait_for_run(run_id, RUN_TIMEOUT_S)
+    finally:
+        cluster.stop([w.name for w in workers])
+    return run_id, state, cluster.task_instances(run_id)
+
+
+def test_two_celery_workers_over_one_shared_state_build_the_in_process_index(cluster, tmp_path, sample_index):
+    shared = tmp_path / "shared-state"
+    workers = [Worker("worker-1", shared), Worker("worker-2", shared)]
+    _, state, tis = _run(cluster, workers)
+    assert state == "success", [t for t in tis if t["state"] != "success"]
+    assert all(t["state"] == "success" for t in tis), tis
+    ran = {t["hostname"] for t in tis}
+    assert ran == {"worker-1", "worker-2"}, tis  # both workers ran tasks, nothing else did
+    assert all(t["try_number"] == 1 for t in tis)  # no task was delivered twice
+    store = VersionStore(shared / "indexes")
+    manifest = store.manifest(store.current())
+    _, in_process = sample_index
+    assert manifest.counts == in_process.manifest.counts
+    assert {n: s.fingerprint for n, s in manifest.stages.items()} == {
+        n: s.fingerprint for n, s in in_process.manifest.stages.items()
+    }
+    assert set(manifest.validation.values()) == {"ok"}
+
+
+def test_workers_without_shared_state_fail_at_once_naming_what_they_cannot_see(cluster, tmp_path):
+    workers = [Worker("worker-1", tmp_path / "state-1"), Worker("worker-2", tmp_path / "state-2")]
+    run_id, state, tis = _run(cluster, workers)
+    assert state == "failed"
+    discover = next(t for t in tis if t["task_id"] == "discover")
+    assert discover["state"] == "success"
+    elsewhere = [t for t in tis if t["hostname"] not in {None, "", discover["hostname"]}]
+    assert elsewhere, f"every task ran on {discover['hostname']}: {tis}"
+    failed = [t for t in elsewhere if t["state"] == "failed"]
+    assert failed and {t["try_number"] for t in failed} == {1}
+    for t in failed:
+        log = cluster.task_log(run_id, t["task_id"], t["map_index"])
+        assert "SharedStateMissing" in log and "cannot see the shared state" in log, log[-3000:]
+        other = tmp_path / ("state-2" if t["hostname"] == "worker-2" else "state-1")
+        assert str(other / ".runs") in log
+    assert not any(t["task_id"] == "publish" and t["state"] == "success" for t in tis)
+    for folder in ("state-1", "state-2"):
+        assert not (tmp_path / folder / "indexes" / "current").exists()
