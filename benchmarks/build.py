@@ -1,6 +1,7 @@
 """Index build throughput on the OTT-QA corpus, each stage beside the raw speed of its engine.
 
     .venv/bin/python benchmarks/build.py --ottqa DIR [--embed-limit N] [--rounds 2] [--work DIR] [--out DIR]
+        [--wikidata-copies 5] [--reader-workers 2]
 
 Stages and their raw baselines, measured in the same run:
 - verbalize: ``verbalize_file`` vs reading the same ingest rows into Python dicts (the floor cost of
@@ -12,7 +13,9 @@ Stages and their raw baselines, measured in the same run:
   OTT-QA dev questions;
 - ANN: recall@10 of the LanceDB ANN index against exact search, dev questions as queries;
 - graph: ``build_graph`` (DuckDB tables + Kùzu COPY) edges/s vs COPY of the same edge files into a
-  bare database.
+  bare database;
+- the two ingest readers the issue holds to the same bar (``build_readers``): Wikidata on plain JSON vs
+  ``orjson.loads``, the OTT-QA adapter vs gzip + ``json.load``, interleaved rounds as for verbalize.
 Embedding the whole corpus takes about an hour on 2 cores; ``--embed-limit`` embeds a random sample of
 that many evidence rows (the ANN measurement then runs on that sample) and the report says so.
 """
@@ -38,6 +41,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks_common import machine  # noqa: E402
+from build_readers import ottqa_adapter, wikidata_plain  # noqa: E402
 
 from index import layout  # noqa: E402
 from index.bm25 import COLUMNS as BM25_COLUMNS  # noqa: E402
@@ -131,6 +135,12 @@ def run(args: argparse.Namespace) -> dict:
     if not (ingest_dir / "_runs").is_dir():
         seconds, summary = timed(lambda: ingest_ottqa(args.ottqa, ingest_dir))
         print(f"ingest: {summary.records_read:,} records in {seconds:.1f} s")
+    readers = work / "readers"
+    shutil.rmtree(readers, ignore_errors=True)
+    readers.mkdir()
+    rows.append(wikidata_plain(readers, args.wikidata_copies, args.reader_workers, args.rounds))
+    rows.append(ottqa_adapter(args.ottqa, readers, args.reader_workers, args.rounds))
+    shutil.rmtree(readers)
     version = work / "version"
     shutil.rmtree(version, ignore_errors=True)
     (version / layout.EVIDENCE).mkdir(parents=True)
@@ -315,6 +325,8 @@ def main() -> None:
     parser.add_argument("--raw-embed", type=int, default=3_000, help="texts for the raw and cap comparisons")
     parser.add_argument("--queries", type=int, default=500, help="dev questions used as ANN queries")
     parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds of raw reads and verbalize")
+    parser.add_argument("--wikidata-copies", type=int, default=5, help="Wikidata sample repeats")
+    parser.add_argument("--reader-workers", type=int, default=2, help="processes of the two ingest readers")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)

@@ -95,12 +95,13 @@ class EvidenceReader:
                 start = end
 
     def first(self, columns: list[str]) -> dict:
-        """The first evidence row (never a duplicate: nothing comes before it); a source can write an empty
-        file (entity summaries turned off), so the first file that holds a row."""
+        """The first evidence row (never a duplicate: nothing comes before it). Files before it may be
+        empty: an ingest file can say nothing (items with only a name, a shard of redirects)."""
         for path in self.files:
             for batch in pq.ParquetFile(path).iter_batches(batch_size=1, columns=columns):
-                return batch.to_pylist()[0]
-        raise ValueError(f"every evidence file is empty ({len(self.files)} files, first {self.files[0]})")
+                if batch.num_rows:
+                    return batch.to_pylist()[0]
+        raise ValueError(f"no evidence: the {len(self.files)} evidence files under {self.dir} are empty")
 
     def sql(self, columns: list[str]) -> str:
         """A SQL relation of the deduplicated evidence (these columns and ``pos``), for DuckDB joins."""

@@ -4,10 +4,12 @@ Copy ``c`` (0 keeps the original names) renames every Wikidata item id (``Q31`` 
 page title (``Belgium`` -> ``Belgium (c2)``), table id and statement id, and keeps everything else —
 texts, links, qualifiers, redirects — so the copies have the shapes of the original and name each
 other's entities exactly as it does, while their evidence texts (which carry labels and titles) differ.
-Property ids and the bundled property table are shared, as in a real dump. Used to show that a
-stage's memory does not grow with its input (``test_memory_cap``) and by hand to measure that.
+Property ids and the bundled property table are shared, as in a real dump. ``add_names`` adds items
+that only have a name (and their articles and redirects): what makes the name tables large. Used to
+show that a build's memory does not grow with its input (``tests/index/test_memory_cap.py``) and by
+hand to measure that.
 
-    python -m tests.index.grown_ingest INGEST_DIR OUT_DIR COPIES
+    python -m tests.index.grown_ingest INGEST_DIR OUT_DIR COPIES [NAMES]
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import sys
 from pathlib import Path
 
 import polars as pl
+import pyarrow.parquet as pq
 
 TABLES = ("entities", "statements", "pages", "passages", "table_rows", "infobox_fields", "links")
 
@@ -95,5 +98,49 @@ def grow(ingest: Path, out: Path, copies: int) -> Path:
     return out
 
 
+def _write_like(frame: pl.DataFrame, sibling: Path, out: Path) -> None:
+    """``frame`` written with the Arrow schema (and its model metadata) of an ingest file beside it."""
+    schema = pq.read_schema(next(iter(sorted(sibling.glob("*.parquet")))))
+    pq.write_table(frame.to_arrow().select(schema.names).cast(schema), out)
+
+
+def add_names(ingest: Path, entities: int) -> Path:
+    """Add ``entities`` Wikidata items that only have a name (a label and an English Wikipedia
+    article), their article pages and a redirect to each, to an ingest folder: what makes a corpus's
+    name tables large (the old ``Lexicon`` held every one in a dict) while adding no evidence (an
+    item with no description, alias or statement, and a page with no text, say nothing)."""
+    index = pl.int_range(entities, dtype=pl.Int64)
+    name = pl.format("Name {}", index.cast(pl.String).str.zfill(7))
+    items = pl.select(
+        id=pl.format("Q{}", index + 900_000_000),
+        kind=pl.lit("item"),
+        label=name,
+        description=pl.lit(None, pl.String),
+        aliases=pl.lit([], pl.List(pl.String)),
+        enwiki_title=name,
+        sitelink_count=pl.lit(1, pl.Int32),
+        instance_of=pl.lit([], pl.List(pl.String)),
+        datatype=pl.lit(None, pl.String),
+    )
+    _write_like(items, ingest / "entities", ingest / "entities" / "names-only.all.parquet")
+    articles = pl.select(page_id=index + 900_000_000, title=name, redirect_target=pl.lit(None, pl.String))
+    redirects = pl.select(
+        page_id=index + 950_000_000,
+        title=pl.format("Also {}", index.cast(pl.String).str.zfill(7)),
+        redirect_target=name,
+    )
+    pages = pl.concat([articles, redirects]).with_columns(
+        namespace=pl.lit(0, pl.Int32),
+        revision_id=pl.col("page_id"),
+        revision_timestamp=pl.lit(None, pl.String),
+        length=pl.lit(100, pl.Int64),
+        categories=pl.lit([], pl.List(pl.String)),
+        source=pl.lit("names-only.xml"),
+    )
+    _write_like(pages, ingest / "pages", ingest / "pages" / "names-only.all.parquet")
+    return ingest
+
+
 if __name__ == "__main__":
-    print(grow(Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])))
+    grown = grow(Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]))
+    print(add_names(grown, int(sys.argv[4])) if len(sys.argv) > 4 else grown)

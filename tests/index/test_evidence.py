@@ -185,3 +185,26 @@ def test_frames_say_what_the_record_by_record_verbalizers_say(sample_ingest, sam
                     said, empty = frames.row_frame(batch, names.titles(0, batch.num_rows), "src")
                     assert empty == skipped["row without text"]
             assert said.equals(buffer.table()), path
+
+
+def test_the_first_row_skips_evidence_files_that_say_nothing(sample_evidence, tmp_path):
+    """An ingest file can yield no evidence (items with only a name, a shard of redirects); the first
+    evidence row (validation's smoke query) is then the first row of the first file that has one."""
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    from index import layout
+    from index.duck import MemoryBudget, connect
+    from index.evidence_reader import EvidenceReader, write_duplicates
+
+    out, _ = sample_evidence
+    evidence_dir = tmp_path / layout.EVIDENCE
+    shutil.copytree(out, evidence_dir)
+    files = sorted(evidence_dir.glob("*.parquet"))
+    empty = pq.read_table(files[0]).slice(0, 0)
+    pq.write_table(empty, evidence_dir / "aaa.empty.parquet")  # sorts before every other file
+    with connect(MemoryBudget(memory_mb=256), tmp_path / "spill") as con:
+        write_duplicates(evidence_dir, tmp_path / layout.EVIDENCE_DUPLICATES, con)
+    expected = pq.read_table(files[0], columns=["evidence_id"]).column(0)[0].as_py()
+    assert EvidenceReader(tmp_path).first(["evidence_id"]) == {"evidence_id": expected}

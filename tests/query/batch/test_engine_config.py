@@ -60,7 +60,9 @@ class RecordingEngine:
             unknown=True,
             confidence=0.0,
             evidence=[],
-            intent=Intent(question=question, answer_type="other", extractor=self.config.understand.intent.extractor),
+            intent=Intent(
+                question=question, answer_type="other", extractor=self.config.understand.intent.extractor
+            ),
             reader="candidates",
             index_version=self.index_version,
             mode=mode,
