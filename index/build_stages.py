@@ -28,7 +28,7 @@ from index.bm25 import COLUMNS as BM25_COLUMNS
 from index.bm25 import build_bm25
 from index.build_plan import BuildPlan, VerbalizeJob
 from index.duck import MemoryBudget, connect
-from index.embedder import Embedder, EmbedderSettings
+from index.embedder import MODELS, Embedder, EmbedderSettings
 from index.embedding_cache import EmbeddingCache
 from index.entities import build_entities
 from index.evidence import VerbalizeStats, verbalize_file
@@ -37,9 +37,10 @@ from index.graph_build import build_graph
 from index.integrity import damaged_files
 from index.names import NameStore
 from index.statements import build_statements
+from index.static_embedder import copy_model, ensure_distilled_minilm
 from index.tables import build_tables
 from index.validation import validate_version
-from index.vectors import VectorIndexSettings, build_vectors, pq_sub_vectors
+from index.vectors import EMBEDDER_DIR, VectorIndexSettings, build_vectors, pq_sub_vectors
 from index.versions import VersionStore, link_tree
 from schemas.build import StageReport
 from schemas.settings import IndexSettings
@@ -56,6 +57,7 @@ STAGE_OUTPUTS = {
 # graph reads the entities stage's table; the others read only the evidence or the ingest output
 INDEX_STAGES = ("entities", "bm25", "vectors", "graph", "statements", "tables")
 EVIDENCE_BYTES_PER_ROW = 2_000  # an evidence row in Python objects: text, lists, provenance
+DISTILLED_MODELS = "models"  # distilled embedders, inside the embedding cache folder
 SEEN_ID_BYTES = 256  # an evidence id in a Python set, with room: a quarter of the budget holds ~1M per GB
 
 
@@ -330,14 +332,26 @@ def _bm25_stage(plan: BuildPlan) -> StageReport:
     )
 
 
-def embedder_settings(index: IndexSettings) -> EmbedderSettings:
+def embedder_settings(index: IndexSettings, model_dir: Path | None = None) -> EmbedderSettings:
     return EmbedderSettings(
         model=index.embedding_model,
         batch_size=index.embedding_batch_size,
         workers=index.embedding_workers,
         max_seq_length=index.max_seq_length,
         bulk_precision=index.embedding_precision,
+        model_dir=model_dir,
     )
+
+
+def build_embedder(index: IndexSettings, embedding_cache: Path) -> Embedder:
+    """The build's embedder. A distilled model is made once, from the bundled MiniLM, into the
+    embedding cache's ``models/`` folder: it lives where the vectors it makes live (shared by every
+    build and worker that shares the cache), and a cache key is never a bare ``models``."""
+    if MODELS.get(index.embedding_model) is not None and MODELS[index.embedding_model].kind == "model2vec":
+        models = Path(embedding_cache) / DISTILLED_MODELS
+        ensure_distilled_minilm(models)
+        return Embedder(embedder_settings(index, models))
+    return Embedder(embedder_settings(index))
 
 
 def vector_index_settings(index: IndexSettings, dimension: int) -> VectorIndexSettings:
@@ -352,7 +366,7 @@ def vector_index_settings(index: IndexSettings, dimension: int) -> VectorIndexSe
 def _vector_stage(
     plan: BuildPlan, index: IndexSettings, embedding_cache: Path, con: duckdb.DuckDBPyConnection
 ) -> StageReport:
-    embedder = Embedder(embedder_settings(index))
+    embedder = build_embedder(index, embedding_cache)
     cache = EmbeddingCache(embedding_cache, embedder.cache_key)
     started = time.perf_counter()
     stats = build_vectors(
@@ -363,7 +377,10 @@ def _vector_stage(
         vector_index_settings(index, embedder.dimension),
         con,
         batch_rows=budget(plan).batch_rows(embedder.dimension * 8, ceiling=65_536),
+        sources=index.embed_sources,
     )
+    if embedder.settings.model_dir is not None:  # queries must encode with this very model
+        copy_model(embedder.path, plan.building_dir / layout.VECTORS / EMBEDDER_DIR)
     return StageReport(
         name="vectors",
         fingerprint="",
@@ -465,9 +482,7 @@ def _tables_stage(plan: BuildPlan, con: duckdb.DuckDBPyConnection) -> StageRepor
 def validate_build(plan: BuildPlan, index: IndexSettings) -> dict[str, str]:
     """Counts agree across the indexes and each answers one smoke query; raises when any check fails."""
     with duck_session(plan, "validate") as con:
-        results = validate_version(
-            plan.building_dir, Path(plan.ingest_dir), Embedder(embedder_settings(index)), con
-        )
+        results = validate_version(plan.building_dir, Path(plan.ingest_dir), con)
     failures = {k: v for k, v in results.items() if v != "ok"}
     if failures:
         raise ValidationFailed(f"index version {plan.version} failed validation: {failures}")

@@ -11,6 +11,9 @@ small batches from one queue: on 2 cores that embeds the sample evidence 1.35x f
 on 2 intra-op threads with batches of 64 (benchmarks/results/setup_time.md), with the same vectors.
 Query-time encodes keep one copy, so a serving process never changes torch's thread count.
 
+The distilled MiniLM (``index.static_embedder``) and wordllama are static: a text's vector is the mean
+of its tokens' vectors, no transformer runs, and neither needs torch at encode time.
+
 Bulk encodes run in bfloat16 where the CPU multiplies it natively (AVX512-BF16; ``bulk_precision``):
 on this machine's 2 cores that is 1.7x faster than float32, at a cosine of ≥ 0.9998 to the float32
 vectors with 99 % of top-10 neighbours the same (``benchmarks/results/embed_workers.md``), where a
@@ -33,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
+from index.static_embedder import DISTILLED_MINILM, distilled_dir, load_static, read_info
 from ingest.progress import progress
 from schemas.settings import EMBEDDING_MODEL, EMBEDDING_PRECISION, Precision
 
@@ -45,7 +49,7 @@ class _ModelSpec:
     package: str  # distribution name, for the version in model_name
     module: str  # importable module: get_model_path() for sentence-transformers, the package for wordllama
     dimension: int
-    kind: Literal["sentence-transformers", "wordllama"] = "sentence-transformers"
+    kind: Literal["sentence-transformers", "wordllama", "model2vec"] = "sentence-transformers"
 
 
 MODELS: dict[str, _ModelSpec] = {
@@ -53,8 +57,12 @@ MODELS: dict[str, _ModelSpec] = {
     # static word vectors: ~70x faster than MiniLM on 2 cores and much weaker; for corpora too large
     # to embed with a transformer in the time there is (the full OTT-QA corpus takes ~3 h with MiniLM)
     "wordllama-l2-256": _ModelSpec("wordllama", "wordllama", 256, kind="wordllama"),
+    # MiniLM distilled into static token vectors (index.static_embedder), made once into ``model_dir``;
+    # its dimension is the distillation's (PCA to 256 by default), read from the model folder
+    DISTILLED_MINILM: _ModelSpec("model2vec", "model2vec", 256, kind="model2vec"),
 }
 WORDLLAMA_MAX_TOKENS = 512  # its tokenizer truncates there; recorded in cache_key
+STATIC_MAX_TOKENS = 512  # model2vec's own default cap
 
 
 class EmbedderSettings(BaseModel):
@@ -69,11 +77,16 @@ class EmbedderSettings(BaseModel):
         description="number format of bulk encodes (the index build); 'auto' = bfloat16 where the CPU "
         "multiplies it natively (AVX512-BF16), else float32; queries are always encoded in float32",
     )
+    model_dir: Path | None = Field(
+        None,
+        description="distilled models (model2vec kinds): the folder holding <model>/ (a models folder), or "
+        "the model folder itself (an index version's copy); unused by packaged models",
+    )
 
 
 BULK_MIN_TEXTS = 64  # below this many texts an encode is not worth splitting over workers
 
-_LOADED: dict[tuple[str, int | None, int, str], SentenceTransformer] = {}
+_LOADED: dict[tuple, Any] = {}
 _LOAD_LOCK = threading.Lock()
 
 
@@ -129,11 +142,19 @@ class Embedder:
         if spec is None:
             raise ValueError(f"unknown embedding model {self.settings.model!r}; known: {sorted(MODELS)}")
         self._spec = spec
+        self._dimension = spec.dimension
         module = importlib.import_module(spec.module)
         self.model_name = f"{self.settings.model}@{version(spec.package)}"
         if spec.kind == "wordllama":
             self.path = Path(module.__file__).parent
             self.max_seq_length: int = self.settings.max_seq_length or WORDLLAMA_MAX_TOKENS
+            self.bulk_precision = "float32"
+            return
+        if spec.kind == "model2vec":
+            self.path = self._distilled_path()
+            info = read_info(self.path)
+            self.model_name, self._dimension = info.model_name, info.dimension
+            self.max_seq_length = self.settings.max_seq_length or STATIC_MAX_TOKENS
             self.bulk_precision = "float32"
             return
         self.path = Path(module.get_model_path())
@@ -150,9 +171,20 @@ class Embedder:
         wanted = self.settings.bulk_precision
         self.bulk_precision = wanted if wanted != "auto" else ("bfloat16" if native_bfloat16() else "float32")
 
+    def _distilled_path(self) -> Path:
+        """The distilled model's folder: ``model_dir`` itself, or ``model_dir/<model>``."""
+        root = self.settings.model_dir
+        if root is None:
+            raise ValueError(
+                f"{self.settings.model} is distilled, not packaged: give model_dir (the models folder it "
+                "was distilled into, or an index version's copy)"
+            )
+        own = distilled_dir(root, self.settings.model)
+        return own if own.is_dir() or not (Path(root) / "distill.json").is_file() else Path(root)
+
     @property
     def dimension(self) -> int:
-        return self._spec.dimension
+        return self._dimension
 
     @property
     def cache_key(self) -> str:
@@ -162,14 +194,24 @@ class Embedder:
         return re.sub(r"[^A-Za-z0-9._-]", "_", f"{self.model_name}-seq{self.max_seq_length}{suffix}")
 
     @classmethod
-    def for_index(cls, model_name: str | None, batch_size: int = 64) -> Embedder:
-        """The embedder that made an index's vectors, from the ``name@version`` its manifest records."""
+    def for_index(
+        cls, model_name: str | None, batch_size: int = 64, model_dir: Path | None = None
+    ) -> Embedder:
+        """The embedder that made an index's vectors, from the ``name@version`` its manifest records;
+        ``model_dir``: the index version's copy of a distilled model. A distilled model whose weights
+        differ from the ones recorded is refused: its query vectors would not match the index's."""
         name = (model_name or EMBEDDING_MODEL).split("@", 1)[0]
-        return cls(EmbedderSettings(model=name, batch_size=batch_size))
+        embedder = cls(EmbedderSettings(model=name, batch_size=batch_size, model_dir=model_dir))
+        if embedder._spec.kind == "model2vec" and model_name and embedder.model_name != model_name:
+            raise ValueError(
+                f"the index was embedded by {model_name}, but {embedder.path} holds {embedder.model_name}: "
+                "rebuild the vector stage, or open the version's own model copy"
+            )
+        return embedder
 
     @property
     def model(self) -> SentenceTransformer:
-        if self._spec.kind == "wordllama":
+        if self._spec.kind != "sentence-transformers":
             raise TypeError(f"{self.settings.model} is not a sentence-transformers model")
         return _load(self.path, self.max_seq_length)
 
@@ -182,7 +224,7 @@ class Embedder:
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         if not texts:
             return out
-        if self._spec.kind == "wordllama":
+        if self._spec.kind != "sentence-transformers":
             return self._encode_static(texts, out, on_progress)
         # longest first: the slowest batches come early, so the bar's estimate errs on the safe side
         order = np.argsort([-len(t) for t in texts], kind="stable")
@@ -250,19 +292,37 @@ class Embedder:
     def _encode_static(
         self, texts: list[str], out: np.ndarray, on_progress: Callable[[int], None] | None
     ) -> np.ndarray:
-        model = _load_wordllama(self.path, self.dimension)
+        """Static vectors (wordllama, distilled): one process, large batches, no torch."""
         step = 4096  # large batches: static vectors cost nothing per batch, progress needs steps
         bar = None if on_progress is not None else progress("embed", total=len(texts), unit="text")
         try:
             for start in range(0, len(texts), step):
                 chunk = texts[start : start + step]
-                vectors = model.embed(chunk, norm=True, batch_size=256)
-                out[start : start + len(chunk)] = np.asarray(vectors, dtype=np.float32)
+                out[start : start + len(chunk)] = self._static_chunk(chunk)
                 (on_progress or bar.update)(len(chunk))
         finally:
             if bar is not None:
                 bar.close()
         return out
+
+    def _static_chunk(self, chunk: list[str]) -> np.ndarray:
+        if self._spec.kind == "wordllama":
+            vectors = _load_wordllama(self.path, self.dimension).embed(chunk, norm=True, batch_size=256)
+            return np.asarray(vectors, dtype=np.float32)
+        model = _load_distilled(self.path)
+        # no worker processes: a build task owns its slot's cores, and a pool would copy the model
+        vectors = model.encode(chunk, max_length=self.max_seq_length, use_multiprocessing=False)
+        vectors = np.asarray(vectors, dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.maximum(norms, 1e-12)  # an all-unknown text stays the zero vector
+
+
+def _load_distilled(path: Path) -> Any:
+    key = (str(path), "model2vec")
+    with _LOAD_LOCK:
+        if key not in _LOADED:
+            _LOADED[key] = load_static(path)
+        return _LOADED[key]
 
 
 def _encode_batch(model: SentenceTransformer, texts: list[str], idx: np.ndarray) -> np.ndarray:

@@ -1,0 +1,146 @@
+"""The embedder table (issue 34 part 6): texts/s of MiniLM, the MiniLM distilled with model2vec and
+wordllama on the same texts in one run, beside OTT-QA answer presence of an index built with each.
+
+    # 1. speed: the same seeded sample of an index version's evidence texts, every model in turn, in
+    #    interleaved rounds (the build's batch policy: IndexSettings' batch size, workers and precision)
+    python benchmarks/embedders.py speed --evidence VERSION_DIR --texts 4000 --rounds 2 --out speed.json
+    # 2. the table: the speed file and one `hqa eval` report.json per model
+    python benchmarks/embedders.py table --speed speed.json \\
+        --report all-MiniLM-L6-v2=EVAL1/report.json --report minilm-l6-m2v-256=EVAL2/report.json \\
+        --report wordllama-l2-256=EVAL3/report.json --rows 477776 --out benchmarks/results/embedders
+
+A model's encode is timed against itself only; the figures are ratios to MiniLM in the same run, with
+the load average (``uptime``) before and after each timing, since the machine is shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+from index.build_stages import DISTILLED_MODELS, build_embedder
+from index.evidence_reader import EvidenceReader
+from schemas.settings import HqaSettings
+
+MODELS = ("all-MiniLM-L6-v2", "minilm-l6-m2v-256", "wordllama-l2-256")
+FUSED = ("dense", "bm25", "rrf-bm25-dense", "rrf-no-hop", "rrf-all", "rerank1-learned")
+AP_KS = ("10", "30", "100")
+
+
+def load_average() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def sample_texts(version_dir: Path, n: int, seed: int) -> list[str]:
+    """``n`` evidence texts drawn with ``seed`` from every evidence file of a built version."""
+    texts: list[str] = []
+    for batch in EvidenceReader(version_dir).batches(["text"], 50_000):
+        texts += batch.column("text").to_pylist()
+    return random.Random(seed).sample(texts, min(n, len(texts)))
+
+
+def speed(args: argparse.Namespace) -> dict:
+    settings = HqaSettings()
+    texts = sample_texts(args.evidence, args.texts, args.seed)
+    cache = args.embedding_cache or settings.embedding_cache_dir
+    embedders = {}
+    for name in args.models:
+        index = settings.index.model_copy(update={"embedding_model": name})
+        embedders[name] = build_embedder(index, cache)
+        embedders[name].encode(texts[:64], on_progress=lambda n: None)  # load and warm up, untimed
+    runs: dict[str, list[dict]] = {name: [] for name in args.models}
+    for _ in range(args.rounds):
+        for name, embedder in embedders.items():
+            before = load_average()
+            started = time.perf_counter()
+            embedder.encode(texts, on_progress=lambda n: None)
+            seconds = time.perf_counter() - started
+            runs[name].append(
+                {
+                    "seconds": round(seconds, 3),
+                    "texts_per_s": round(len(texts) / seconds, 1),
+                    "load_before": before,
+                    "load_after": load_average(),
+                }
+            )
+    result = {
+        "command": "python benchmarks/embedders.py " + " ".join(sys.argv[2:]),
+        "texts": len(texts),
+        "mean_chars": round(sum(map(len, texts)) / len(texts), 1),
+        "seed": args.seed,
+        "models": {
+            name: {
+                "model_name": embedders[name].model_name,
+                "dimension": embedders[name].dimension,
+                "batch_size": embedders[name].settings.batch_size,
+                "workers": embedders[name].settings.workers,
+                "precision": embedders[name].bulk_precision,
+                "runs": rs,
+                "best_texts_per_s": max(r["texts_per_s"] for r in rs),
+            }
+            for name, rs in runs.items()
+        },
+    }
+    args.out.write_text(json.dumps(result, indent=2))
+    print(json.dumps(result, indent=2))
+    return result
+
+
+def _ap(report: Path) -> dict[str, dict[str, float]]:
+    summaries = json.loads(report.read_text())["summaries"]
+    return {
+        s["config"]: {k: round(100 * s["ap"][k], 1) for k in AP_KS} | {"em": round(100 * s["em"], 1)}
+        for s in summaries
+        if s["config"] in FUSED
+    }
+
+
+def table(args: argparse.Namespace) -> None:
+    speeds = json.loads(args.speed.read_text())
+    reports = dict(r.split("=", 1) for r in args.report)
+    minilm = speeds["models"]["all-MiniLM-L6-v2"]["best_texts_per_s"]
+    rows = {}
+    for name in MODELS:
+        rate = speeds["models"][name]["best_texts_per_s"]
+        rows[name] = {
+            "model_name": speeds["models"][name]["model_name"],
+            "texts_per_s": rate,
+            "speed_vs_minilm": round(rate / minilm, 1),
+            # a full build's embedding cost, on one core-pair like this one: rows / rate
+            "full_build_hours": round(args.rows / rate / 3600, 2),
+            "cost_share_of_minilm": round(minilm / rate, 4),
+            "ap": _ap(Path(reports[name])) if name in reports else None,
+        }
+    out = {"speed": speeds, "rows_full_build": args.rows, "models": rows, "reports": reports}
+    args.out.with_suffix(".json").write_text(json.dumps(out, indent=2))
+    print(json.dumps(rows, indent=2))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("speed")
+    s.add_argument("--evidence", type=Path, required=True, help="a built index version folder")
+    s.add_argument("--texts", type=int, default=4000)
+    s.add_argument("--rounds", type=int, default=2)
+    s.add_argument("--seed", type=int, default=34)
+    s.add_argument("--models", nargs="+", default=list(MODELS))
+    s.add_argument("--embedding-cache", type=Path, help=f"holds {DISTILLED_MODELS}/ (default: settings')")
+    s.add_argument("--out", type=Path, required=True)
+    t = sub.add_parser("table")
+    t.add_argument("--speed", type=Path, required=True)
+    t.add_argument("--report", action="append", default=[], help="MODEL=path/to/report.json")
+    t.add_argument("--rows", type=int, required=True, help="rows a full build embeds")
+    t.add_argument("--out", type=Path, required=True, help="output path without suffix")
+    args = parser.parse_args(argv)
+    speed(args) if args.command == "speed" else table(args)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
