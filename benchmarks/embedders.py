@@ -91,12 +91,45 @@ def speed(args: argparse.Namespace) -> dict:
     return result
 
 
+def ap(args: argparse.Namespace) -> None:
+    """Answer presence of the retrieval configurations only: ``hqa eval``'s retrieval pass (and its
+    cross-fitted stage one), without the end-to-end reading rows, which do not depend on the embedder
+    and cost as much again."""
+    from query.cli.eval import STAGE_ORDER
+    from query.config import EngineConfig
+    from query.engine import Engine
+    from query.evaluation.baseline import PlainBm25
+    from query.evaluation.loaders import load_benchmark
+    from query.evaluation.runner import EvalSettings, Evaluator, run_ablation_passes
+
+    settings = HqaSettings()
+    questions = load_benchmark("ottqa", args.questions, args.limit)
+    started, load_before = time.perf_counter(), load_average()
+    with Engine.open(args.index, EngineConfig(reader="candidates"), state_dir=settings.state_dir) as engine:
+        baseline = PlainBm25.open_or_build(engine.reader.path, settings.state_dir / "eval" / "baseline")
+        evaluator = Evaluator(engine, EvalSettings(stage2=False, source_ablations=[]), baseline)
+        main, _ = run_ablation_passes(evaluator, questions, args.index)
+        summaries = evaluator.summaries(main, STAGE_ORDER[:-1])
+        model = engine.reader.vectors.stats.embedding_model
+    result = {
+        "command": "python benchmarks/embedders.py " + " ".join(sys.argv[2:]),
+        "index": str(args.index),
+        "embedding_model": model,
+        "questions": len(questions),
+        "seconds": round(time.perf_counter() - started, 1),
+        "load_before": load_before,
+        "load_after": load_average(),
+        "summaries": [s.model_dump(mode="json") for s in summaries],
+    }
+    args.out.write_text(json.dumps(result, indent=2))
+    for s in summaries:
+        print(f"{s.config:28} " + "  ".join(f"AP@{k} {100 * s.ap[int(k)]:.1f}" for k in AP_KS))
+
+
 def _ap(report: Path) -> dict[str, dict[str, float]]:
     summaries = json.loads(report.read_text())["summaries"]
     return {
-        s["config"]: {k: round(100 * s["ap"][k], 1) for k in AP_KS} | {"em": round(100 * s["em"], 1)}
-        for s in summaries
-        if s["config"] in FUSED
+        s["config"]: {k: round(100 * s["ap"][k], 1) for k in AP_KS} for s in summaries if s["config"] in FUSED
     }
 
 
@@ -132,13 +165,18 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--models", nargs="+", default=list(MODELS))
     s.add_argument("--embedding-cache", type=Path, help=f"holds {DISTILLED_MODELS}/ (default: settings')")
     s.add_argument("--out", type=Path, required=True)
+    a = sub.add_parser("ap")
+    a.add_argument("--index", type=Path, required=True, help="an index version folder")
+    a.add_argument("--questions", type=Path, required=True, help="OTT-QA folder (dev.json)")
+    a.add_argument("--limit", type=int, help="first N questions")
+    a.add_argument("--out", type=Path, required=True)
     t = sub.add_parser("table")
     t.add_argument("--speed", type=Path, required=True)
-    t.add_argument("--report", action="append", default=[], help="MODEL=path/to/report.json")
+    t.add_argument("--report", action="append", default=[], help="MODEL=ap.json (or an hqa eval report.json)")
     t.add_argument("--rows", type=int, required=True, help="rows a full build embeds")
     t.add_argument("--out", type=Path, required=True, help="output path without suffix")
     args = parser.parse_args(argv)
-    speed(args) if args.command == "speed" else table(args)
+    {"speed": speed, "ap": ap, "table": table}[args.command](args)
     return 0
 
 

@@ -28,6 +28,7 @@ from index.bm25 import COLUMNS as BM25_COLUMNS
 from index.bm25 import build_bm25
 from index.build_plan import BuildPlan, VerbalizeJob
 from index.duck import MemoryBudget, connect
+from index.embed_parts import embed_part, merge_staged, part_names, staging_root
 from index.embedder import MODELS, Embedder, EmbedderSettings
 from index.embedding_cache import EmbeddingCache
 from index.entities import build_entities
@@ -40,7 +41,7 @@ from index.statements import build_statements
 from index.static_embedder import copy_model, ensure_distilled_minilm
 from index.tables import build_tables
 from index.validation import validate_version
-from index.vectors import EMBEDDER_DIR, VectorIndexSettings, build_vectors, pq_sub_vectors
+from index.vectors import EMBEDDER_DIR, EmbedStats, VectorIndexSettings, build_vectors, pq_sub_vectors
 from index.versions import VersionStore, link_tree
 from schemas.build import StageReport
 from schemas.settings import IndexSettings
@@ -234,6 +235,56 @@ def evidence_report(plan: BuildPlan, files: list[EvidenceFile]) -> StageReport:
     )
 
 
+def reusable_stage(plan: BuildPlan, name: str) -> StageReport | None:
+    """The previous version's report of stage ``name`` when its output can be linked: same fingerprint,
+    every output there and intact (a damaged stage is built again, not linked)."""
+    outputs = STAGE_OUTPUTS[name]
+    previous = plan.previous_manifest()
+    old = previous.stages.get(name) if previous is not None else None
+    if (
+        old is not None
+        and old.fingerprint == plan.fingerprints[name]
+        and all((Path(plan.previous or "") / out).exists() for out in outputs)
+        and not damaged_files(Path(plan.previous or ""), previous.files, outputs, previous.checksums)
+    ):
+        return old
+    return None
+
+
+class EmbedPartReport(BaseModel):
+    """What one mapped embed task did: nothing when the vector stage will be linked from the last
+    version, else the rows of its evidence file it embedded."""
+
+    part: int
+    file: str
+    skipped: bool
+    stats: EmbedStats | None = None
+
+
+def embed_parts(plan: BuildPlan) -> list[int]:
+    """The evidence parts (files) of the build, for a mapped embed task (after the evidence step)."""
+    return list(range(len(part_names(plan.building_dir))))
+
+
+def embed_part_step(
+    plan: BuildPlan, part: int, index: IndexSettings, embedding_cache: Path
+) -> EmbedPartReport:
+    """Embed one evidence file's rows the cache lacks into the build's staging cache
+    (``index.embed_parts``)."""
+    file = part_names(plan.building_dir)[part]
+    if reusable_stage(plan, "vectors") is not None:
+        return EmbedPartReport(part=part, file=file, skipped=True)
+    embedder = build_embedder(index, embedding_cache)
+    cache = EmbeddingCache(embedding_cache, embedder.cache_key)
+    staged = staging_root(plan.work_dir, embedder.cache_key)
+    with (
+        out_of_space_named(plan, "embed", staged, also=embedding_cache),
+        duck_session(plan, f"embed-{part}") as con,
+    ):
+        stats = embed_part(plan.building_dir, part, embedder, cache, plan.work_dir, index.embed_sources, con)
+    return EmbedPartReport(part=part, file=file, skipped=False, stats=stats)
+
+
 def run_stage(plan: BuildPlan, name: str, index: IndexSettings, embedding_cache: Path) -> StageReport:
     """Build one index stage into the plan's folder, or hard-link it when its fingerprint is unchanged."""
     building = plan.building_dir
@@ -241,16 +292,8 @@ def run_stage(plan: BuildPlan, name: str, index: IndexSettings, embedding_cache:
     for out in outputs:  # a retried task starts from nothing
         shutil.rmtree(building / out, ignore_errors=True)
     fingerprint = plan.fingerprints[name]
-    previous = plan.previous_manifest()
-    old = previous.stages.get(name) if previous is not None else None
-    if (
-        old is not None
-        and old.fingerprint == fingerprint
-        and all((Path(plan.previous or "") / out).exists() for out in outputs)
-        # a damaged stage (a file cut short, deleted or overwritten since it was published) is built
-        # again, not linked
-        and not damaged_files(Path(plan.previous or ""), previous.files, outputs, previous.checksums)
-    ):
+    old = reusable_stage(plan, name)
+    if old is not None:
         started = time.perf_counter()
         for out in outputs:
             link_tree(Path(plan.previous or "") / out, building / out)
@@ -340,6 +383,7 @@ def embedder_settings(index: IndexSettings, model_dir: Path | None = None) -> Em
         max_seq_length=index.max_seq_length,
         bulk_precision=index.embedding_precision,
         model_dir=model_dir,
+        device=index.embedding_device,
     )
 
 
@@ -363,12 +407,17 @@ def vector_index_settings(index: IndexSettings, dimension: int) -> VectorIndexSe
     )
 
 
+def _embed_rate(rows: int, seconds: float) -> float | None:
+    return rows / seconds if rows and seconds else None
+
+
 def _vector_stage(
     plan: BuildPlan, index: IndexSettings, embedding_cache: Path, con: duckdb.DuckDBPyConnection
 ) -> StageReport:
     embedder = build_embedder(index, embedding_cache)
     cache = EmbeddingCache(embedding_cache, embedder.cache_key)
     started = time.perf_counter()
+    staged = merge_staged(cache, plan.work_dir)  # what the mapped embed tasks computed
     stats = build_vectors(
         EvidenceReader(plan.building_dir),
         embedder,
@@ -386,11 +435,12 @@ def _vector_stage(
         fingerprint="",
         seconds=round(time.perf_counter() - started, 3),
         counts={"vectors": stats.index.rows},
-        rate=stats.embed.computed / stats.embed.seconds if stats.embed.computed else None,
+        rate=_embed_rate(stats.embed.computed + staged.rows, stats.embed.seconds + staged.seconds),
         rate_unit="embeddings/s",
         details={
             # what this run computed, not what the index holds: kept out of the manifest's counts
-            "embedded": stats.embed.computed,
+            "embedded": stats.embed.computed + staged.rows,
+            "embedded_in_parts": staged.rows,
             "cache_hits": stats.embed.reused,
             "model": {
                 "name": embedder.model_name,

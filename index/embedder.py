@@ -77,6 +77,10 @@ class EmbedderSettings(BaseModel):
         description="number format of bulk encodes (the index build); 'auto' = bfloat16 where the CPU "
         "multiplies it natively (AVX512-BF16), else float32; queries are always encoded in float32",
     )
+    device: Literal["cpu", "cuda"] = Field(
+        "cpu",
+        description="where transformer encodes run; cuda only when torch sees a GPU (static models: cpu)",
+    )
     model_dir: Path | None = Field(
         None,
         description="distilled models (model2vec kinds): the folder holding <model>/ (a models folder), or "
@@ -101,18 +105,20 @@ def _load_wordllama(path: Path, dimension: int) -> Any:
         return _LOADED[key]
 
 
-def _load(path: Path, cap: int | None, copy: int = 0, precision: str = "float32") -> SentenceTransformer:
+def _load(
+    path: Path, cap: int | None, copy: int = 0, precision: str = "float32", device: str = "cpu"
+) -> SentenceTransformer:
     """One model per (path, cap, precision) in the process: the BM25, vector and query stages share it.
 
     ``copy`` > 0 are further copies for bulk workers: a fast tokenizer must not be shared between
     threads ("Already borrowed"), and each copy is only ~90 MB.
     """
-    key = (str(path), cap, copy, precision)
+    key = (str(path), cap, copy, precision, device)
     with _LOAD_LOCK:
         if key not in _LOADED:
             from sentence_transformers import SentenceTransformer  # slow import: only when used
 
-            model = SentenceTransformer(str(path), device="cpu")
+            model = SentenceTransformer(str(path), device=device)
             if cap is not None:
                 model.max_seq_length = cap
             if precision == "bfloat16":
@@ -121,6 +127,20 @@ def _load(path: Path, cap: int | None, copy: int = 0, precision: str = "float32"
                 model = model.to(torch.bfloat16)
             _LOADED[key] = model
         return _LOADED[key]
+
+
+def _checked_device(device: str) -> str:
+    """``device`` when torch can use it; a GPU asked for where torch sees none fails here, at once."""
+    if device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise ValueError(
+                "embedding device 'cuda' asked for, but torch sees no GPU (torch.cuda.is_available() is "
+                f"False; torch {torch.__version__}): set index.embedding_device = 'cpu', or run on a "
+                "machine with a GPU and a CUDA build of torch"
+            )
+    return device
 
 
 def native_bfloat16() -> bool:
@@ -143,6 +163,7 @@ class Embedder:
             raise ValueError(f"unknown embedding model {self.settings.model!r}; known: {sorted(MODELS)}")
         self._spec = spec
         self._dimension = spec.dimension
+        self.device = "cpu"  # static models are lookups: they always run on the CPU
         module = importlib.import_module(spec.module)
         self.model_name = f"{self.settings.model}@{version(spec.package)}"
         if spec.kind == "wordllama":
@@ -168,8 +189,10 @@ class Embedder:
                 f"of {self.settings.model}; use at most that, or None for its default ({own})"
             )
         self.max_seq_length = own if cap is None else cap
+        self.device = _checked_device(self.settings.device)
         wanted = self.settings.bulk_precision
-        self.bulk_precision = wanted if wanted != "auto" else ("bfloat16" if native_bfloat16() else "float32")
+        native = self.device == "cpu" and native_bfloat16()
+        self.bulk_precision = wanted if wanted != "auto" else ("bfloat16" if native else "float32")
 
     def _distilled_path(self) -> Path:
         """The distilled model's folder: ``model_dir`` itself, or ``model_dir/<model>``."""
@@ -213,7 +236,7 @@ class Embedder:
     def model(self) -> SentenceTransformer:
         if self._spec.kind != "sentence-transformers":
             raise TypeError(f"{self.settings.model} is not a sentence-transformers model")
-        return _load(self.path, self.max_seq_length)
+        return _load(self.path, self.max_seq_length, device=self.device)
 
     def encode(self, texts: list[str], on_progress: Callable[[int], None] | None = None) -> np.ndarray:
         """Embeddings of ``texts`` in input order, shape (len(texts), dimension).
@@ -249,7 +272,7 @@ class Embedder:
 
     def _copy(self, copy: int) -> SentenceTransformer:
         """A model for bulk encodes, in ``bulk_precision``; copy 0 in float32 is the shared one."""
-        return _load(self.path, self.max_seq_length, copy, self.bulk_precision)
+        return _load(self.path, self.max_seq_length, copy, self.bulk_precision, self.device)
 
     def _encode_parallel(
         self,
@@ -334,4 +357,4 @@ def _encode_batch(model: SentenceTransformer, texts: list[str], idx: np.ndarray)
         show_progress_bar=False,
     )
     vectors = vectors.float()  # numpy has no bfloat16; the unit length is made again in float32
-    return (vectors / vectors.norm(dim=1, keepdim=True).clamp_min(1e-12)).numpy()
+    return (vectors / vectors.norm(dim=1, keepdim=True).clamp_min(1e-12)).cpu().numpy()

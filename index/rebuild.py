@@ -3,8 +3,9 @@
 Each step rebuilds its settings from the run's params (and the worker's environment), so any
 worker with the shared state folder can run any step. Steps return plain dicts (pydantic dumps)
 because XCom stores JSON. The order: ``discover`` → ``ingest`` (one per shard) → ``plan`` →
-``verbalize`` (one per ingest file) → ``evidence`` → ``stage`` (five of them) → ``validate`` → ``publish``
-→ ``report``. ``hqa build`` runs the same library functions in one process.
+``verbalize`` (one per ingest file) → ``evidence`` → ``embed`` (one per evidence file) and the stages
+(six of them; ``vectors`` after every ``embed``) → ``validate`` → ``publish`` → ``report``.
+``hqa build`` runs the same library functions in one process.
 """
 
 from __future__ import annotations
@@ -18,7 +19,15 @@ from pydantic import BaseModel, Field, field_validator
 
 from index.build import publish_build
 from index.build_plan import BuildPlan, VerbalizeJob, plan_build
-from index.build_stages import EvidenceFile, evidence_report, run_stage, validate_build, verbalize_job
+from index.build_stages import (
+    EvidenceFile,
+    embed_part_step,
+    embed_parts,
+    evidence_report,
+    run_stage,
+    validate_build,
+    verbalize_job,
+)
 from index.rebuild_report import make_report, render_markdown, write_report
 from index.versions import VersionStore
 from ingest.pipeline import IngestInputs, finish_ingest, prepare_ingest_dir, sample_inputs
@@ -181,6 +190,18 @@ def verbalize(params: Json, plan: Json, job: Json) -> Json:
 def evidence(plan: Json, files: list[Json]) -> Json:
     build = BuildPlan.model_validate(plan)
     return evidence_report(build, [EvidenceFile.model_validate(f) for f in files]).model_dump(mode="json")
+
+
+def evidence_parts(plan: Json) -> list[int]:
+    """The evidence files of the build, numbered, for the mapped embed task (after ``evidence``)."""
+    return embed_parts(BuildPlan.model_validate(plan))
+
+
+def embed(params: Json, plan: Json, part: int) -> Json:
+    """Embed one evidence file's rows the embedding cache lacks (skipped when the vectors are reused)."""
+    settings = RebuildParams.model_validate(params).settings()
+    build = BuildPlan.model_validate(plan)
+    return embed_part_step(build, part, settings.index, settings.embedding_cache_dir).model_dump(mode="json")
 
 
 def stage(params: Json, plan: Json, name: str) -> Json:

@@ -159,7 +159,7 @@ def _cache_relation(cache: EmbeddingCache) -> str:
     )
 
 
-def _cached_ids(cache: EmbeddingCache) -> str:
+def cached_ids(cache: EmbeddingCache) -> str:
     parts = cache.part_files()
     if not parts:
         return "(SELECT NULL::VARCHAR AS evidence_id WHERE false)"
@@ -189,7 +189,7 @@ def embed_missing(
     rows = scalar(con, f"SELECT count(*) FROM {evidence.sql(['evidence_id'])}")
     todo_sql = (
         f"SELECT e.evidence_id, e.text FROM {evidence.sql(['evidence_id', 'text'])} e "
-        f"ANTI JOIN {_cached_ids(cache)} c USING (evidence_id) ORDER BY length(e.text) DESC, e.pos"
+        f"ANTI JOIN {cached_ids(cache)} c USING (evidence_id) ORDER BY length(e.text) DESC, e.pos"
     )
     todo = scalar(con, f"SELECT count(*) FROM ({todo_sql})")
     bar = progress("embed evidence", total=todo, unit="text")

@@ -88,6 +88,9 @@ class IndexSettings(VerbalizeSettings):
         description="number format the build embeds in; 'auto' = bfloat16 where the CPU multiplies it "
         "natively (1.7x float32 on this machine, 99 % of top-10 neighbours kept), else float32",
     )
+    embedding_device: Literal["cpu", "cuda"] = Field(
+        "cpu", description="where the build's transformer encodes run; 'cuda' fails at once without a GPU"
+    )
     embed_sources: list[SourceType] = Field(
         list(SOURCE_TYPES),
         min_length=1,
