@@ -1,13 +1,18 @@
 """The embedder table (issue 34 part 6): texts/s of MiniLM, the MiniLM distilled with model2vec and
 wordllama on the same texts in one run, beside OTT-QA answer presence of an index built with each.
 
+    # 0. a seeded OTT-QA subset (every sampled question's gold table and the passages its cells link to,
+    #    plus random other tables with theirs), built once per model with HQA_INDEX__EMBEDDING_MODEL
+    python benchmarks/embedders.py subset /work/shared/data/bench/ottqa OUT --questions 150 --tables 150
     # 1. speed: the same seeded sample of an index version's evidence texts, every model in turn, in
     #    interleaved rounds (the build's batch policy: IndexSettings' batch size, workers and precision)
     python benchmarks/embedders.py speed --evidence VERSION_DIR --texts 4000 --rounds 2 --out speed.json
-    # 2. the table: the speed file and one `hqa eval` report.json per model
-    python benchmarks/embedders.py table --speed speed.json \\
-        --report all-MiniLM-L6-v2=EVAL1/report.json --report minilm-l6-m2v-256=EVAL2/report.json \\
-        --report wordllama-l2-256=EVAL3/report.json --rows 477776 --out benchmarks/results/embedders
+    # 2. answer presence of the retrieval configurations on each model's index (hqa eval's passes)
+    python benchmarks/embedders.py ap --index VERSION_DIR --questions OUT --out ap-MODEL.json
+    # 3. the table
+    python benchmarks/embedders.py table --speed speed.json --report all-MiniLM-L6-v2=ap-minilm.json \\
+        --report minilm-l6-m2v-256=ap-m2v.json --report wordllama-l2-256=ap-wordllama.json \\
+        --rows 250000000 --out benchmarks/results/embedders
 
 A model's encode is timed against itself only; the figures are ratios to MiniLM in the same run, with
 the load average (``uptime``) before and after each timing, since the machine is shared.
@@ -16,6 +21,7 @@ the load average (``uptime``) before and after each timing, since the machine is
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import random
@@ -23,13 +29,66 @@ import sys
 import time
 from pathlib import Path
 
-from index.build_stages import DISTILLED_MODELS, build_embedder
-from index.evidence_reader import EvidenceReader
-from schemas.settings import HqaSettings
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # before benchmarks/: its ingest.py would shadow the ingest package
+
+from index.build_stages import DISTILLED_MODELS, build_embedder  # noqa: E402
+from index.evidence_reader import EvidenceReader  # noqa: E402
+from schemas.settings import HqaSettings  # noqa: E402
 
 MODELS = ("all-MiniLM-L6-v2", "minilm-l6-m2v-256", "wordllama-l2-256")
 FUSED = ("dense", "bm25", "rrf-bm25-dense", "rrf-no-hop", "rrf-all", "rerank1-learned")
 AP_KS = ("10", "30", "100")
+
+
+def linked_passages(table: dict) -> set[str]:
+    """The passage keys (``/wiki/…``) a table's header and cells link to."""
+    links: set[str] = set()
+    for cell in table.get("header", []):
+        links.update(cell[1])
+    for row in table.get("data", []):
+        for cell in row:
+            links.update(cell[1])
+    return links
+
+
+def make_subset(release: Path, questions: int, extra_tables: int, seed: int) -> tuple[list, dict, dict]:
+    rng = random.Random(seed)
+    dev = json.loads((release / "dev.json").read_text())
+    with gzip.open(release / "tables.json.gz", "rt") as f:
+        tables = json.load(f)
+    with gzip.open(release / "passages.json.gz", "rt") as f:
+        passages = json.load(f)
+    asked = rng.sample([q for q in dev if q["table_id"] in tables], questions)
+    gold = sorted({q["table_id"] for q in asked})
+    others = sorted(set(tables) - set(gold))
+    kept_tables = gold + rng.sample(others, min(extra_tables, len(others)))
+    kept = {t: tables[t] for t in kept_tables}
+    links = set().union(*(linked_passages(t) for t in kept.values()))
+    kept_passages = {k: passages[k] for k in sorted(links) if k in passages}
+    return asked, kept, kept_passages
+
+
+def subset(args: argparse.Namespace) -> None:
+    """Write the subset as a release folder ``hqa build --ottqa`` and ``hqa eval`` read, with subset.json."""
+    asked, tables, passages = make_subset(args.release, args.questions, args.tables, args.seed)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "dev.json").write_text(json.dumps(asked))
+    with gzip.open(args.out / "tables.json.gz", "wt") as f:
+        json.dump(tables, f)
+    with gzip.open(args.out / "passages.json.gz", "wt") as f:
+        json.dump(passages, f)
+    summary = {
+        "command": "python benchmarks/embedders.py " + " ".join(sys.argv[1:]),
+        "seed": args.seed,
+        "questions": len(asked),
+        "gold_tables": len({q["table_id"] for q in asked}),
+        "tables": len(tables),
+        "table_rows": sum(len(t["data"]) for t in tables.values()),
+        "passages": len(passages),
+    }
+    (args.out / "subset.json").write_text(json.dumps(summary, indent=2))
+    print(json.dumps(summary, indent=2))
 
 
 def load_average() -> float:
@@ -157,6 +216,12 @@ def table(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
+    d = sub.add_parser("subset")
+    d.add_argument("release", type=Path, help="OTT-QA release folder (dev.json, tables, passages)")
+    d.add_argument("out", type=Path)
+    d.add_argument("--questions", type=int, default=150, help="dev questions sampled")
+    d.add_argument("--tables", type=int, default=150, help="random tables beyond the gold ones")
+    d.add_argument("--seed", type=int, default=34)
     s = sub.add_parser("speed")
     s.add_argument("--evidence", type=Path, required=True, help="a built index version folder")
     s.add_argument("--texts", type=int, default=4000)
@@ -176,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--rows", type=int, required=True, help="rows a full build embeds")
     t.add_argument("--out", type=Path, required=True, help="output path without suffix")
     args = parser.parse_args(argv)
-    {"speed": speed, "ap": ap, "table": table}[args.command](args)
+    {"subset": subset, "speed": speed, "ap": ap, "table": table}[args.command](args)
     return 0
 
 

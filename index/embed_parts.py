@@ -19,7 +19,7 @@ import duckdb
 import pyarrow.parquet as pq
 from pydantic import BaseModel, Field
 
-from index.duck import sql_path
+from index.duck import scalar, sql_path
 from index.embedder import Embedder
 from index.embedding_cache import EmbeddingCache, vector_matrix
 from index.evidence_reader import EvidenceReader
@@ -88,6 +88,8 @@ def embed_part(
     part = embedded(EvidencePart(reader, index), sources)
     staged = EmbeddingCache(staging_root(work_dir, embedder.cache_key), f"part-{index:05d}")
     stats = embed_missing(NotCached(part, cache), embedder, staged, con)
+    rows = scalar(con, f"SELECT count(*) FROM {part.sql(['evidence_id'])}")  # the part's, cached or not
+    stats = stats.model_copy(update={"rows": rows, "unique": rows, "reused": rows - stats.computed})
     write_json_atomic(staged.dir / STATS, stats.model_dump(mode="json"))  # the vectors stage sums them
     log.info("evidence part %d (%s): embedded %d rows", index, reader.files[index].name, stats.computed)
     return stats
