@@ -120,7 +120,8 @@ def distilled_index(tmp_path_factory: pytest.TempPathFactory, sample_ingest, set
     cache = state / "embeddings"
     shutil.copytree(made, distilled_dir(cache / DISTILLED_MODELS))  # as `hqa models --distill` leaves it
     index = settings.index.model_copy(update={"embedding_model": DISTILLED_MINILM})
-    build_settings = settings.model_copy(update={"state_dir": state, "index": index})
+    own = {"state_dir": state, "index": index, "embedding_cache": cache}  # never the caller's cache
+    build_settings = settings.model_copy(update=own)
     return read_info(made), build_index(build_settings, ingest_dir=sample_ingest.out_dir)
 
 
