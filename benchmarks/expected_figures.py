@@ -205,6 +205,21 @@ def embed_workers(path: Path, entry: ExpectedEntry) -> Figures:
     }
 
 
+def embedders(path: Path, entry: ExpectedEntry) -> Figures:
+    """``embedders.py table``: each model's speed against MiniLM in the same run, and answer presence
+    at 30 (percent in the file) of dense retrieval alone and of the BM25 + dense + KG fusion."""
+    models = json.loads(path.read_text())["models"]
+    return {
+        name: {
+            "speed vs minilm": row["speed_vs_minilm"],
+            "dense ap@30": row["ap"]["dense"]["30"] / 100,
+            "fused ap@30": row["ap"]["rrf-no-hop"]["30"] / 100,
+        }
+        for name, row in models.items()
+        if row.get("ap")
+    }
+
+
 def setup_time(path: Path, entry: ExpectedEntry) -> Figures:
     """``setup_time.md``: the latest clean ``make demo``, its wall clock (the first one the file gives)."""
     seconds = re.search(r"Wall clock \*\*([\d.]+) s", path.read_text(encoding="utf-8"))
@@ -224,6 +239,7 @@ READERS: dict[str, Callable[[Path, ExpectedEntry], Figures]] = {
     "benchmarks/llm_throughput.py": llm_throughput,
     "benchmarks/soak.py": soak,
     "benchmarks/embed_workers.py": embed_workers,
+    "benchmarks/embedders.py": embedders,
     "tests.fuzz": fuzz,
     "make": setup_time,
 }

@@ -1,5 +1,6 @@
-"""Scheduled index rebuild: discover → ingest each shard → plan → verbalize each file → five index
-stages in parallel → validate → publish (emits the ``hqa_index`` asset) → report.
+"""Scheduled index rebuild: discover → ingest each shard → plan → verbalize each file → embed each
+evidence file, beside the other index stages → vectors (assembles the embedded parts) → validate →
+publish (emits the ``hqa_index`` asset) → report.
 
 Wiring only: every task calls one step of ``index.rebuild``. Unchanged shards and stages are
 skipped by those steps; when nothing changed at all, the plan has no files to verbalize, the
@@ -58,6 +59,14 @@ def hqa_index_rebuild():
         return rebuild.evidence(plan, list(files), params)
 
     @task
+    def evidence_parts(plan, params=None):
+        return rebuild.evidence_parts(params, plan)
+
+    @task
+    def embed(part, plan, params=None):
+        return rebuild.embed(params, plan, part)
+
+    @task
     def stage(plan, name, params=None):
         return rebuild.stage(params, plan, name)
 
@@ -85,7 +94,10 @@ def hqa_index_rebuild():
     vectors = stage.override(task_id="vectors")(planned, "vectors")
     statements = stage.override(task_id="statements")(planned, "statements")
     tables = stage.override(task_id="tables")(planned, "tables")
-    evidence_stage >> [entities, bm25, vectors, statements, tables]
+    parts = evidence_parts(planned)
+    embedded = embed.partial(plan=planned).expand(part=parts)
+    evidence_stage >> [entities, bm25, parts, statements, tables]
+    embedded >> vectors
     entities >> graph
     checks = validate(planned)
     [graph, bm25, vectors, statements, tables] >> checks

@@ -25,6 +25,8 @@ from index.build_plan import BuildPlan, plan_build
 from index.build_stages import (
     INDEX_STAGES,
     duck_session,
+    embed_part_step,
+    embed_parts,
     evidence_report,
     out_of_space_named,
     run_stage,
@@ -144,6 +146,8 @@ def build_index(settings: HqaSettings, *, ingest_dir: Path | None = None, force:
         finally:
             bar.close()
         stages = {"evidence": evidence_report(plan, files)}
+        for part in embed_parts(plan):  # the DAG's mapped embed tasks, one after another
+            embed_part_step(plan, part, settings.index, settings.embedding_cache_dir)
         for name in INDEX_STAGES:
             stages[name] = run_stage(plan, name, settings.index, settings.embedding_cache_dir)
         validation = validate_build(plan, settings.index)

@@ -28,7 +28,8 @@ from index.bm25 import COLUMNS as BM25_COLUMNS
 from index.bm25 import build_bm25
 from index.build_plan import BuildPlan, VerbalizeJob
 from index.duck import MemoryBudget, connect
-from index.embedder import Embedder, EmbedderSettings
+from index.embed_parts import embed_part, merge_staged, part_names, staging_root
+from index.embedder import MODELS, Embedder, EmbedderSettings
 from index.embedding_cache import EmbeddingCache
 from index.entities import build_entities
 from index.evidence import VerbalizeStats, verbalize_file
@@ -37,9 +38,10 @@ from index.graph_build import build_graph
 from index.integrity import damaged_files
 from index.names import NameStore
 from index.statements import build_statements
+from index.static_embedder import copy_model, ensure_distilled_minilm
 from index.tables import build_tables
 from index.validation import validate_version
-from index.vectors import VectorIndexSettings, build_vectors, pq_sub_vectors
+from index.vectors import EMBEDDER_DIR, EmbedStats, VectorIndexSettings, build_vectors, pq_sub_vectors
 from index.versions import VersionStore, link_tree
 from schemas.build import StageReport
 from schemas.settings import IndexSettings
@@ -56,6 +58,7 @@ STAGE_OUTPUTS = {
 # graph reads the entities stage's table; the others read only the evidence or the ingest output
 INDEX_STAGES = ("entities", "bm25", "vectors", "graph", "statements", "tables")
 EVIDENCE_BYTES_PER_ROW = 2_000  # an evidence row in Python objects: text, lists, provenance
+DISTILLED_MODELS = "models"  # distilled embedders, inside the embedding cache folder
 SEEN_ID_BYTES = 256  # an evidence id in a Python set, with room: a quarter of the budget holds ~1M per GB
 
 
@@ -232,6 +235,56 @@ def evidence_report(plan: BuildPlan, files: list[EvidenceFile]) -> StageReport:
     )
 
 
+def reusable_stage(plan: BuildPlan, name: str) -> StageReport | None:
+    """The previous version's report of stage ``name`` when its output can be linked: same fingerprint,
+    every output there and intact (a damaged stage is built again, not linked)."""
+    outputs = STAGE_OUTPUTS[name]
+    previous = plan.previous_manifest()
+    old = previous.stages.get(name) if previous is not None else None
+    if (
+        old is not None
+        and old.fingerprint == plan.fingerprints[name]
+        and all((Path(plan.previous or "") / out).exists() for out in outputs)
+        and not damaged_files(Path(plan.previous or ""), previous.files, outputs, previous.checksums)
+    ):
+        return old
+    return None
+
+
+class EmbedPartReport(BaseModel):
+    """What one mapped embed task did: nothing when the vector stage will be linked from the last
+    version, else the rows of its evidence file it embedded."""
+
+    part: int
+    file: str
+    skipped: bool
+    stats: EmbedStats | None = None
+
+
+def embed_parts(plan: BuildPlan) -> list[int]:
+    """The evidence parts (files) of the build, for a mapped embed task (after the evidence step)."""
+    return list(range(len(part_names(plan.building_dir))))
+
+
+def embed_part_step(
+    plan: BuildPlan, part: int, index: IndexSettings, embedding_cache: Path
+) -> EmbedPartReport:
+    """Embed one evidence file's rows the cache lacks into the build's staging cache
+    (``index.embed_parts``)."""
+    file = part_names(plan.building_dir)[part]
+    if reusable_stage(plan, "vectors") is not None:
+        return EmbedPartReport(part=part, file=file, skipped=True)
+    embedder = build_embedder(index, embedding_cache)
+    cache = EmbeddingCache(embedding_cache, embedder.cache_key)
+    staged = staging_root(plan.work_dir, embedder.cache_key)
+    with (
+        out_of_space_named(plan, "embed", staged, also=embedding_cache),
+        duck_session(plan, f"embed-{part}") as con,
+    ):
+        stats = embed_part(plan.building_dir, part, embedder, cache, plan.work_dir, index.embed_sources, con)
+    return EmbedPartReport(part=part, file=file, skipped=False, stats=stats)
+
+
 def run_stage(plan: BuildPlan, name: str, index: IndexSettings, embedding_cache: Path) -> StageReport:
     """Build one index stage into the plan's folder, or hard-link it when its fingerprint is unchanged."""
     building = plan.building_dir
@@ -239,16 +292,8 @@ def run_stage(plan: BuildPlan, name: str, index: IndexSettings, embedding_cache:
     for out in outputs:  # a retried task starts from nothing
         shutil.rmtree(building / out, ignore_errors=True)
     fingerprint = plan.fingerprints[name]
-    previous = plan.previous_manifest()
-    old = previous.stages.get(name) if previous is not None else None
-    if (
-        old is not None
-        and old.fingerprint == fingerprint
-        and all((Path(plan.previous or "") / out).exists() for out in outputs)
-        # a damaged stage (a file cut short, deleted or overwritten since it was published) is built
-        # again, not linked
-        and not damaged_files(Path(plan.previous or ""), previous.files, outputs, previous.checksums)
-    ):
+    old = reusable_stage(plan, name)
+    if old is not None:
         started = time.perf_counter()
         for out in outputs:
             link_tree(Path(plan.previous or "") / out, building / out)
@@ -330,14 +375,27 @@ def _bm25_stage(plan: BuildPlan) -> StageReport:
     )
 
 
-def embedder_settings(index: IndexSettings) -> EmbedderSettings:
+def embedder_settings(index: IndexSettings, model_dir: Path | None = None) -> EmbedderSettings:
     return EmbedderSettings(
         model=index.embedding_model,
         batch_size=index.embedding_batch_size,
         workers=index.embedding_workers,
         max_seq_length=index.max_seq_length,
         bulk_precision=index.embedding_precision,
+        model_dir=model_dir,
+        device=index.embedding_device,
     )
+
+
+def build_embedder(index: IndexSettings, embedding_cache: Path) -> Embedder:
+    """The build's embedder. A distilled model is made once, from the bundled MiniLM, into the
+    embedding cache's ``models/`` folder: it lives where the vectors it makes live (shared by every
+    build and worker that shares the cache), and a cache key is never a bare ``models``."""
+    if MODELS.get(index.embedding_model) is not None and MODELS[index.embedding_model].kind == "model2vec":
+        models = Path(embedding_cache) / DISTILLED_MODELS
+        ensure_distilled_minilm(models)
+        return Embedder(embedder_settings(index, models))
+    return Embedder(embedder_settings(index))
 
 
 def vector_index_settings(index: IndexSettings, dimension: int) -> VectorIndexSettings:
@@ -349,12 +407,17 @@ def vector_index_settings(index: IndexSettings, dimension: int) -> VectorIndexSe
     )
 
 
+def _embed_rate(rows: int, seconds: float) -> float | None:
+    return rows / seconds if rows and seconds else None
+
+
 def _vector_stage(
     plan: BuildPlan, index: IndexSettings, embedding_cache: Path, con: duckdb.DuckDBPyConnection
 ) -> StageReport:
-    embedder = Embedder(embedder_settings(index))
+    embedder = build_embedder(index, embedding_cache)
     cache = EmbeddingCache(embedding_cache, embedder.cache_key)
     started = time.perf_counter()
+    staged = merge_staged(cache, plan.work_dir)  # what the mapped embed tasks computed
     stats = build_vectors(
         EvidenceReader(plan.building_dir),
         embedder,
@@ -363,17 +426,21 @@ def _vector_stage(
         vector_index_settings(index, embedder.dimension),
         con,
         batch_rows=budget(plan).batch_rows(embedder.dimension * 8, ceiling=65_536),
+        sources=index.embed_sources,
     )
+    if embedder.settings.model_dir is not None:  # queries must encode with this very model
+        copy_model(embedder.path, plan.building_dir / layout.VECTORS / EMBEDDER_DIR)
     return StageReport(
         name="vectors",
         fingerprint="",
         seconds=round(time.perf_counter() - started, 3),
         counts={"vectors": stats.index.rows},
-        rate=stats.embed.computed / stats.embed.seconds if stats.embed.computed else None,
+        rate=_embed_rate(stats.embed.computed + staged.rows, stats.embed.seconds + staged.seconds),
         rate_unit="embeddings/s",
         details={
             # what this run computed, not what the index holds: kept out of the manifest's counts
-            "embedded": stats.embed.computed,
+            "embedded": stats.embed.computed + staged.rows,
+            "embedded_in_parts": staged.rows,
             "cache_hits": stats.embed.reused,
             "model": {
                 "name": embedder.model_name,
@@ -465,9 +532,7 @@ def _tables_stage(plan: BuildPlan, con: duckdb.DuckDBPyConnection) -> StageRepor
 def validate_build(plan: BuildPlan, index: IndexSettings) -> dict[str, str]:
     """Counts agree across the indexes and each answers one smoke query; raises when any check fails."""
     with duck_session(plan, "validate") as con:
-        results = validate_version(
-            plan.building_dir, Path(plan.ingest_dir), Embedder(embedder_settings(index)), con
-        )
+        results = validate_version(plan.building_dir, Path(plan.ingest_dir), con)
     failures = {k: v for k, v in results.items() if v != "ok"}
     if failures:
         raise ValidationFailed(f"index version {plan.version} failed validation: {failures}")

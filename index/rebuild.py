@@ -6,8 +6,9 @@ because XCom stores JSON. Paths under the state root travel relative to it (``in
 so each worker resolves them against its own mount; ``discover`` writes a marker for its run that
 every later step checks first, so a worker that does not see the shared state fails at once.
 The order: ``discover`` → ``ingest`` (one per shard) → ``plan`` → ``verbalize`` (one per ingest file)
-→ ``evidence`` → ``stage`` (five of them) → ``validate`` → ``publish`` → ``report``. ``hqa build``
-runs the same library functions in one process.
+→ ``evidence`` → ``embed`` (one per evidence file) and the stages (six of them; ``vectors`` after every
+``embed``) → ``validate`` → ``publish`` → ``report``. ``hqa build`` runs the same library functions in
+one process.
 """
 
 from __future__ import annotations
@@ -22,7 +23,15 @@ from pydantic import BaseModel, Field, field_validator
 
 from index.build import publish_build
 from index.build_plan import BuildPlan, VerbalizeJob, plan_build
-from index.build_stages import EvidenceFile, evidence_report, run_stage, validate_build, verbalize_job
+from index.build_stages import (
+    EvidenceFile,
+    embed_part_step,
+    embed_parts,
+    evidence_report,
+    run_stage,
+    validate_build,
+    verbalize_job,
+)
 from index.rebuild_report import make_report, render_markdown, write_report
 from index.shared_state import local, portable, require_marker, run_name, write_marker
 from index.versions import VersionStore
@@ -263,6 +272,19 @@ def evidence(plan: Json, files: list[Json], params: Json | None = None) -> Json:
         f.model_copy(update={"job": f.job.model_copy(update={"path": to_local(f.job.path)})}) for f in written
     ]
     return evidence_report(build, local_files).model_dump(mode="json")
+
+
+def evidence_parts(params: Json, plan: Json) -> list[int]:
+    """The evidence files of the build, numbered, for the mapped embed task (after ``evidence``)."""
+    settings = RebuildParams.model_validate(params).settings()
+    return embed_parts(_local_plan(settings, plan, "evidence parts"))
+
+
+def embed(params: Json, plan: Json, part: int) -> Json:
+    """Embed one evidence file's rows the embedding cache lacks (skipped when the vectors are reused)."""
+    settings = RebuildParams.model_validate(params).settings()
+    build = _local_plan(settings, plan, f"embed part {part}")
+    return embed_part_step(build, part, settings.index, settings.embedding_cache_dir).model_dump(mode="json")
 
 
 def stage(params: Json, plan: Json, name: str) -> Json:

@@ -16,13 +16,12 @@ from index import layout
 from index.aliases import AliasIndex
 from index.bm25 import Bm25Index
 from index.duck import read_sql, scalar
-from index.embedder import Embedder
 from index.evidence_reader import EvidenceReader
 from index.graph import GraphIndex
 from index.lexicon import table_files
 from index.statements import StatementStore
 from index.tables import TableStore
-from index.vectors import VectorIndex
+from index.vectors import VectorIndex, embedded
 
 
 def _first_row(path: Path, columns: list[str]) -> dict | None:
@@ -35,9 +34,7 @@ def _ingested(ingest_dir: Path, table: str) -> int:
     return sum(pq.ParquetFile(f).metadata.num_rows for f in table_files(ingest_dir, (table,)))
 
 
-def validate_version(
-    building: Path, ingest_dir: Path, embedder: Embedder, con: duckdb.DuckDBPyConnection
-) -> dict[str, str]:
+def validate_version(building: Path, ingest_dir: Path, con: duckdb.DuckDBPyConnection) -> dict[str, str]:
     """check -> 'ok' or what failed. The typed statements hold every ingested statement but the skipped
     ones, and each evidence id they cite is in the evidence."""
     evidence = EvidenceReader(building)
@@ -75,10 +72,19 @@ def validate_version(
 
     def vectors() -> str | None:
         index = VectorIndex.open(building / layout.VECTORS)
-        if index.count() != expected:
-            return f"{index.count()} vectors for {expected} evidence rows"
-        hits = index.search(embedder.encode([first["text"]])[0], 5)
-        return None if any(h.evidence_id == first["evidence_id"] for h in hits) else "own text not nearest"
+        given = embedded(evidence, index.stats.embedded_sources)
+        rows = scalar(con, f"SELECT count(*) FROM {given.sql(['evidence_id'])}")
+        if index.count() != rows:
+            return (
+                f"{index.count()} vectors for {rows} evidence rows of {index.stats.embedded_sources or 'all'}"
+            )
+        sql = f"SELECT evidence_id, text FROM {given.sql(['evidence_id', 'text'])} ORDER BY pos LIMIT 1"
+        found = con.sql(sql).fetchall()
+        if not found:
+            return None
+        one = found[0]
+        hits = index.search(index.embedder().encode([one[1]])[0], 5)
+        return None if any(h.evidence_id == one[0] for h in hits) else "own text not nearest"
 
     def graph() -> str | None:
         with GraphIndex.open(building / layout.GRAPH_DB) as index:

@@ -45,6 +45,7 @@ TABLE = "evidence"
 MANIFEST = "vector_index.json"
 COLUMNS = ["evidence_id", "source_type", "page_title", "vector"]
 MODEL_KEY = b"hqa.embedding_model"
+EMBEDDER_DIR = "embedder"  # a distilled model's copy beside the vectors it made
 
 
 class EmbedStats(BaseModel):
@@ -80,6 +81,9 @@ class VectorIndexStats(BaseModel):
     ann_index: str | None = Field(description="index type, or None when searches are exact scans")
     settings: VectorIndexSettings
     source_type_counts: dict[str, int]
+    embedded_sources: list[str] | None = Field(
+        None, description="the source types given vectors; None (older builds) = all of them"
+    )
     build_seconds: float
     lancedb_version: str
     built_at: datetime
@@ -119,6 +123,31 @@ class InMemoryEvidence:
         )
 
 
+class EmbeddedSources:
+    """The rows of an evidence relation whose source type is embedded (``IndexSettings.embed_sources``):
+    the others get no vector, and the dense side scores them 0."""
+
+    def __init__(self, evidence: EvidenceRelation, sources: list[str]) -> None:
+        unknown = sorted(set(sources) - set(SOURCE_TYPES))
+        if unknown or not sources:
+            raise ValueError(
+                f"embed_sources must be a non-empty subset of {list(SOURCE_TYPES)}, got {sources}"
+            )
+        self.evidence = evidence
+        self.sources = [s for s in SOURCE_TYPES if s in sources]
+
+    def sql(self, columns: list[str]) -> str:
+        inner = self.evidence.sql(list(dict.fromkeys([*columns, "source_type"])))
+        return f"(SELECT {', '.join(columns)}, pos FROM {inner} WHERE {_source_type_filter(self.sources)})"
+
+
+def embedded(evidence: EvidenceRelation, sources: list[str] | None) -> EvidenceRelation:
+    """``evidence`` itself when every source type is embedded, else its embedded rows."""
+    if sources is None or set(sources) >= set(SOURCE_TYPES):
+        return evidence
+    return EmbeddedSources(evidence, sources)
+
+
 def _cache_relation(cache: EmbeddingCache) -> str:
     """The cache's vectors, one per id (the first part holding it wins: a repeat is the same vector)."""
     parts = cache.part_files()
@@ -130,7 +159,7 @@ def _cache_relation(cache: EmbeddingCache) -> str:
     )
 
 
-def _cached_ids(cache: EmbeddingCache) -> str:
+def cached_ids(cache: EmbeddingCache) -> str:
     parts = cache.part_files()
     if not parts:
         return "(SELECT NULL::VARCHAR AS evidence_id WHERE false)"
@@ -160,7 +189,7 @@ def embed_missing(
     rows = scalar(con, f"SELECT count(*) FROM {evidence.sql(['evidence_id'])}")
     todo_sql = (
         f"SELECT e.evidence_id, e.text FROM {evidence.sql(['evidence_id', 'text'])} e "
-        f"ANTI JOIN {_cached_ids(cache)} c USING (evidence_id) ORDER BY length(e.text) DESC, e.pos"
+        f"ANTI JOIN {cached_ids(cache)} c USING (evidence_id) ORDER BY length(e.text) DESC, e.pos"
     )
     todo = scalar(con, f"SELECT count(*) FROM ({todo_sql})")
     bar = progress("embed evidence", total=todo, unit="text")
@@ -241,11 +270,15 @@ def build_vectors(
     settings: VectorIndexSettings,
     con: duckdb.DuckDBPyConnection,
     batch_rows: int = 65_536,
+    sources: list[str] | None = None,
 ) -> VectorBuildStats:
-    """Embed what the cache lacks, then write the LanceDB table batch by batch and index it on disk."""
+    """Embed what the cache lacks, then write the LanceDB table batch by batch and index it on disk;
+    ``sources``: the source types given vectors (None: all)."""
+    evidence = embedded(evidence, sources)
     embed = embed_missing(evidence, embedder, cache, con)
     reader = vector_batches(evidence, cache, con, embedder.dimension, embedder.model_name, batch_rows)
-    return VectorBuildStats(embed=embed, index=build_vector_index(reader, out_dir, settings))
+    index = build_vector_index(reader, out_dir, settings, sources)
+    return VectorBuildStats(embed=embed, index=index)
 
 
 def embed_evidence(
@@ -305,7 +338,10 @@ def _ann_config(settings: VectorIndexSettings, dimension: int) -> IvfPq | IvfHns
 
 
 def build_vector_index(
-    data: pa.Table | pa.RecordBatchReader, out_dir: Path, settings: VectorIndexSettings | None = None
+    data: pa.Table | pa.RecordBatchReader,
+    out_dir: Path,
+    settings: VectorIndexSettings | None = None,
+    sources: list[str] | None = None,
 ) -> VectorIndexStats:
     """Write ``data`` (``vector_batches`` or a table of its columns) as the LanceDB table ``evidence``
     under ``out_dir``, batch by batch, then build the ANN index from the table on disk.
@@ -349,6 +385,7 @@ def build_vector_index(
         ann_index=ann_index,
         settings=settings,
         source_type_counts=counts,
+        embedded_sources=[s for s in SOURCE_TYPES if s in sources] if sources is not None else None,
         build_seconds=time.perf_counter() - started,
         lancedb_version=version("lancedb"),
         built_at=datetime.now(UTC),
@@ -384,6 +421,14 @@ class VectorIndex:
 
     def count(self) -> int:
         return self._table.count_rows()
+
+    def embedder(self, batch_size: int = 64) -> Embedder:
+        """The embedder that made these vectors, to encode queries with (a distilled model from the
+        version's own copy)."""
+        own = self.directory / EMBEDDER_DIR
+        return Embedder.for_index(
+            self.stats.embedding_model, batch_size, model_dir=own if own.is_dir() else None
+        )
 
     def all_vectors(self) -> pa.Table:
         """Every evidence id with its vector: for scoring a whole candidate pool exactly, in memory."""

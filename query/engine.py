@@ -27,7 +27,6 @@ from pathlib import Path
 
 import numpy as np
 
-from index.embedder import Embedder
 from index.reader import IndexReader
 from query.config import EngineConfig
 from query.llm.backends import LlmUnavailable
@@ -128,7 +127,7 @@ class Engine:
         store = EvidenceStore.open(reader.path)
         parts = RetrieverContext(reader.graph, store, reader.bm25, reader.vectors, config.retrieval)
         retrievers = [RETRIEVERS.create(name, parts) for name in config.retrieval.retrievers]
-        embedder = Embedder.for_index(reader.vectors.stats.embedding_model)
+        embedder = reader.vectors.embedder()
         vectors = VectorMatrix(reader.vectors.all_vectors)
         retrieval = Retrieval(retrievers, store, embedder, vectors, config.retrieval)
         rerank = config.rerank

