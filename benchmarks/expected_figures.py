@@ -220,6 +220,19 @@ def embedders(path: Path, entry: ExpectedEntry) -> Figures:
     }
 
 
+def serve_load(path: Path, entry: ExpectedEntry) -> Figures:
+    """``serve_load.py``: per reader, errors besides 429s and answers without a version (both 0), and the
+    number of versions answers came from while new ones were published."""
+    return {
+        f"reader {run['reader']}": {
+            "errors": run["errors"],
+            "untagged": run["untagged"],
+            "versions answered from": len(run["server_versions"]["answered_from"]),
+        }
+        for run in json.loads(path.read_text())
+    }
+
+
 def setup_time(path: Path, entry: ExpectedEntry) -> Figures:
     """``setup_time.md``: the latest clean ``make demo``, its wall clock (the first one the file gives)."""
     seconds = re.search(r"Wall clock \*\*([\d.]+) s", path.read_text(encoding="utf-8"))
@@ -240,6 +253,7 @@ READERS: dict[str, Callable[[Path, ExpectedEntry], Figures]] = {
     "benchmarks/soak.py": soak,
     "benchmarks/embed_workers.py": embed_workers,
     "benchmarks/embedders.py": embedders,
+    "benchmarks/serve_load.py": serve_load,
     "tests.fuzz": fuzz,
     "make": setup_time,
 }
