@@ -137,6 +137,12 @@ class Bm25Index:
         rarest = min(self._doc_freq(term) for term in terms)
         return max(0.0, math.log((self._docs + 1) / (rarest + 1)) / math.log(self._docs + 1))
 
+    def occurs(self, text: str) -> bool:
+        """Whether every word of ``text`` is in some indexed row: a name the text knows, whether or not
+        an entity carries it (a question's name that is in no alias may still be in a passage)."""
+        terms = self._analyzer.analyze(text)
+        return bool(terms) and all(self._doc_freq(term) > 0 for term in terms)
+
     def _doc_freq(self, term: str) -> int:
         freq = self._doc_freqs.get(term)
         if freq is None:

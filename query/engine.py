@@ -83,6 +83,7 @@ class Engine:
             graph_critic=self.config.graph_critic,
             kg_plan=self.config.kg_plan,
             entities=self.entities,
+            in_text=reader.bm25.occurs,
         )
         self.router = Router(build_modes(self.config.modes, context))
         self._context = context

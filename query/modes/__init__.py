@@ -15,6 +15,7 @@ experiment with another set or order of modes is a config, not a code edit.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from index.aliases import AliasIndex
@@ -68,6 +69,7 @@ class ModeContext:
     graph_critic: GraphCriticSettings | None = None
     kg_plan: PlanModeSettings | None = None
     entities: EntityTable | None = None  # labels and descriptions, for the plan's classes and places
+    in_text: Callable[[str], bool] | None = None  # does any indexed row hold every word of this name?
 
 
 MODES: Registry[ModeContext, Mode] = Registry(
@@ -87,6 +89,7 @@ MODES: Registry[ModeContext, Mode] = Registry(
             LlmPlanner(c.llm, c.properties)
             if c.llm is not None and c.kg_plan and c.kg_plan.llm_planner
             else None,
+            c.in_text,
         ),
         "table-sql": lambda c: TableSqlMode(
             c.pipeline,

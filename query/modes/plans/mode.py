@@ -13,6 +13,7 @@ unrelated evidence. A refusal is a result with ``unknown`` set and the reason in
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,7 +26,7 @@ from query.modes.plans.values import name
 from query.understand.plan import RulePlanner, plan_entity, unknown_name
 from query.understand.plan_llm import LlmPlanner
 from schemas.answers import StageTiming
-from schemas.query import QueryResult, QuestionPlan
+from schemas.query import LinkedMention, QueryResult, QuestionPlan
 
 NAME = "kg-plan"
 LLM_ESTIMATE = 0.55  # behind a sure KG lookup, before retrieve → read
@@ -59,11 +60,18 @@ class PlanMode:
         index_version: str,
         settings: PlanModeSettings | None = None,
         llm_planner: LlmPlanner | None = None,
+        in_text: Callable[[str], bool] | None = None,
     ):
         self.reads, self.evidence, self.planner = reads, evidence, planner
+        self.in_text = in_text
         self.llm_planner = llm_planner
         self.index_version = index_version
         self.settings = settings or PlanModeSettings()
+
+    def _unknown(self, link: LinkedMention) -> bool:
+        """A name no entity carries and no indexed text holds: only then is it taken to name nothing (a
+        name in a passage or a table cell is something the text-reading modes may answer about)."""
+        return unknown_name(link) and not (self.in_text is not None and self.in_text(link.mention.text))
 
     def plan(self, understanding: Understanding) -> QuestionPlan:
         """The rules' plan; made again by ``run`` after ``estimate`` (a millisecond), so the mode keeps
@@ -92,7 +100,7 @@ class PlanMode:
         """A plain lookup stands behind the KG lookup, unless the plan read what the intent did not: a
         name the index does not know, a year, or another property than the intent's best."""
         first = plan.mentions[0] if plan.mentions else ""
-        if any(unknown_name(link) and link.mention.text in first for link in understanding.links):
+        if any(self._unknown(link) and link.mention.text in first for link in understanding.links):
             return 0.99, f"{summary}; a name the index does not know"
         if plan.constraints.years and not understanding.intent.time.years:
             return 0.99, f"{summary}; a year the intent did not read"  # "In 1960, how many …"
@@ -129,7 +137,7 @@ class PlanMode:
         unknown = [
             link.mention.text
             for link in understanding.links
-            if unknown_name(link) and link.mention.text not in (place, *subjects)
+            if self._unknown(link) and link.mention.text not in (place, *subjects)
         ]
         first = plan.mentions[0] if plan.mentions else ""
         if unknown and (not subjects or any(u in first for u in unknown)):
