@@ -10,6 +10,7 @@ import pytest
 from query.understand.intent import RuleIntentExtractor
 from query.understand.linking import EntityLinker, EntityTable
 from query.understand.properties import PropertyLabels
+from query.understand.settings import LinkingSettings
 from schemas.query import LinkedMention, Mention
 from tests.conftest import SAMPLES
 
@@ -88,13 +89,14 @@ def test_context_scores_the_question_against_the_description(linker):
 
 
 def test_weights_are_validated_and_serialized(reader, entities):
+    with pytest.raises(ValueError, match="alias_weight"):
+        LinkingSettings(alias_weight=-1.0)
     with pytest.raises(ValueError, match="weights"):
-        EntityLinker(reader.aliases, entities, alias_weight=-1.0)
-    with pytest.raises(ValueError, match="weights"):
-        EntityLinker(reader.aliases, entities, alias_weight=0, popularity_weight=0, context_weight=0)
-    config = EntityLinker(reader.aliases, entities, k=3, context_weight=0.5).to_dict()
+        LinkingSettings(alias_weight=0, popularity_weight=0, context_weight=0)
+    config = EntityLinker(reader.aliases, entities, LinkingSettings(k=3, context_weight=0.5)).to_dict()
     assert config.pop("name") == "aliases"
-    assert EntityLinker(reader.aliases, entities, **config).to_dict()["context_weight"] == 0.5
+    again = EntityLinker(reader.aliases, entities, LinkingSettings(**config))
+    assert again.to_dict()["context_weight"] == 0.5 and again.settings.k == 3
 
 
 def test_without_an_entity_table_candidates_lack_descriptions(reader):
