@@ -7,14 +7,16 @@ they take those fields as flat lists and walk nested lists by their offsets.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from itertools import accumulate
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 
-def values(array: pa.Array | pa.ChunkedArray) -> list:
-    return array.to_pylist()
+def rows(batch: pa.RecordBatch, *names: str) -> Iterator[tuple]:
+    """The named columns of ``batch`` as one tuple per record, each column read to Python once."""
+    return zip(*(batch.column(name).to_pylist() for name in names), strict=True)
 
 
 def nested(lists: pa.Array, *fields: str) -> tuple[list[int], list[list]]:

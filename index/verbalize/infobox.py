@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from index.lexicon import Lexicon
 from index.verbalize.buffer import EvidenceBuffer
-from index.verbalize.columns import nested, values
+from index.verbalize.columns import nested, rows
 from index.verbalize.common import PageFacts, add_page_row, context, humanize_key, page_facts
 
 LAYOUT_KEY = re.compile(
@@ -30,14 +30,7 @@ def field_batch(
 ) -> None:
     """Every infobox field of ``batch`` that says something into ``out``; the others are counted."""
     starts, (targets,) = nested(batch.column("value_links"), "target")
-    columns = zip(
-        values(batch.column("page_id")),
-        values(batch.column("page_title")),
-        values(batch.column("template")),
-        values(batch.column("key")),
-        values(batch.column("value_text")),
-        strict=True,
-    )
+    columns = rows(batch, "page_id", "page_title", "template", "key", "value_text")
     pages: dict[str, PageFacts] = {}
     prov = out.provenance
     for i, (page_id, title, template, key, value_text) in enumerate(columns):

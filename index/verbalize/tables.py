@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from index.lexicon import Lexicon
 from index.verbalize.buffer import EvidenceBuffer
-from index.verbalize.columns import nested, nested_array, values
+from index.verbalize.columns import nested, nested_array, rows
 from index.verbalize.common import PageFacts, add_page_row, context, page_facts
 
 PROVENANCE = ("page_id", "revision_id", "section_path", "table_id", "table_index", "row_index")
@@ -47,15 +47,8 @@ def row_batch(
     cell_starts, (headers, texts) = nested(batch.column("cells"), "header", "text")
     _, links = nested_array(batch.column("cells"), "links")
     link_starts, (targets,) = nested(links, "target")
-    columns = zip(
-        values(batch.column("table_id")),
-        values(batch.column("page_id")),
-        values(batch.column("page_title")),
-        values(batch.column("section_path")),
-        values(batch.column("table_index")),
-        values(batch.column("caption")),
-        values(batch.column("row_index")),
-        strict=True,
+    columns = rows(
+        batch, "table_id", "page_id", "page_title", "section_path", "table_index", "caption", "row_index"
     )
     pages: dict[str, PageFacts] = {}
     prov = out.provenance

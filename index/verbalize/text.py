@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from index.lexicon import Lexicon
 from index.verbalize.buffer import EvidenceBuffer
-from index.verbalize.columns import nested, values
+from index.verbalize.columns import nested, rows
 from index.verbalize.common import PageFacts, add_page_row, context, page_facts
 
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
@@ -64,14 +64,7 @@ def passage_batch(
 ) -> None:
     """Every window of every passage of ``batch`` into ``out``."""
     starts, (anchors, targets) = nested(batch.column("links"), "anchor", "target")
-    columns = zip(
-        values(batch.column("page_id")),
-        values(batch.column("page_title")),
-        values(batch.column("section_path")),
-        values(batch.column("order")),
-        values(batch.column("text")),
-        strict=True,
-    )
+    columns = rows(batch, "page_id", "page_title", "section_path", "order", "text")
     from index.verbalize.windows import batch_windows
 
     all_chunks = batch_windows(pl.from_arrow(batch.column("text")), max_words).to_list()
