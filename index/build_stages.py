@@ -404,6 +404,7 @@ def vector_index_settings(index: IndexSettings, dimension: int) -> VectorIndexSe
         nprobes=index.ann_nprobes,
         refine_factor=index.ann_refine_factor,
         num_sub_vectors=pq_sub_vectors(dimension),
+        max_training_mb=index.memory_mb // 4,
     )
 
 

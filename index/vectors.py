@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -69,6 +70,9 @@ class VectorIndexSettings(BaseModel):
     m: int = Field(20, ge=2, description="IVF_HNSW_SQ: graph degree")
     ef_construction: int = Field(150, ge=10, description="IVF_HNSW_SQ: build-time candidate list")
     ef: int = Field(200, ge=1, description="IVF_HNSW_SQ: query-time candidate list")
+    max_training_mb: int | None = Field(
+        256, ge=1, description="the IVF k-means training sample's size at most (None: LanceDB's own)"
+    )
 
 
 class VectorIndexStats(BaseModel):
@@ -320,11 +324,39 @@ def pq_sub_vectors(dimension: int, dims_per_code: int = 8) -> int:
     return max(1, dimension // dims_per_code) if dimension % dims_per_code == 0 else 1
 
 
-def _ann_config(settings: VectorIndexSettings, dimension: int) -> IvfPq | IvfHnswSq:
+SAMPLE_RATE = 256
+"""LanceDB's training vectors per IVF partition (its default)."""
+MIN_SAMPLE_RATE = 32
+
+
+def training_plan(rows: int, dimension: int, max_training_mb: int | None) -> tuple[int, int] | None:
+    """(partitions, sample rate) that keep the k-means training sample within ``max_training_mb``, or
+    None when LanceDB's defaults (sqrt(rows) partitions, 256 vectors each) already fit. The sample is
+    partitions x rate float32 vectors and grows with sqrt(rows) (~6 GB at 250M 384-d rows): the rate
+    goes down first (to 32), then the partitions."""
+    partitions = max(1, round(math.sqrt(rows)))
+    if max_training_mb is None:
+        return None
+    budget = (max_training_mb << 20) // (dimension * 4)  # vectors that fit
+    if partitions * SAMPLE_RATE <= budget:
+        return None
+    rate = max(MIN_SAMPLE_RATE, budget // partitions)
+    return min(partitions, max(1, budget // rate)), rate
+
+
+def _ann_config(settings: VectorIndexSettings, dimension: int, rows: int) -> IvfPq | IvfHnswSq:
+    partitions, rate = settings.num_partitions, SAMPLE_RATE
+    capped = None if partitions is not None else training_plan(rows, dimension, settings.max_training_mb)
+    if capped is not None:
+        partitions, rate = capped
+        log.info(
+            "IVF training capped at %d MB: %d partitions x %d vectors", settings.max_training_mb, *capped
+        )
     if settings.index_type == "IVF_HNSW_SQ":
         return IvfHnswSq(
             distance_type="cosine",
-            num_partitions=settings.num_partitions,
+            num_partitions=partitions,
+            sample_rate=rate,
             m=settings.m,
             ef_construction=settings.ef_construction,
         )
@@ -332,8 +364,9 @@ def _ann_config(settings: VectorIndexSettings, dimension: int) -> IvfPq | IvfHns
         raise ValueError(f"num_sub_vectors={settings.num_sub_vectors} must divide the dimension {dimension}")
     return IvfPq(
         distance_type="cosine",
-        num_partitions=settings.num_partitions,
+        num_partitions=partitions,
         num_sub_vectors=settings.num_sub_vectors,
+        sample_rate=rate,
     )
 
 
@@ -375,7 +408,7 @@ def build_vector_index(
     ann_index = None
     if rows >= settings.ann_min_rows:
         log.info("building %s over %d vectors", settings.index_type, rows)
-        lance_table.create_index("vector", config=_ann_config(settings, dimension))
+        lance_table.create_index("vector", config=_ann_config(settings, dimension, rows))
         ann_index = settings.index_type
     metadata = reader.schema.metadata or {}
     stats = VectorIndexStats(

@@ -310,13 +310,19 @@ def test_exact_search_equals_numpy_cosine_top_k(
         np.testing.assert_allclose([h.score for h in hits], scores[top], atol=1e-5)
 
 
-@pytest.mark.parametrize("index_type", ["IVF_PQ", "IVF_HNSW_SQ"])
+@pytest.mark.parametrize(
+    ("index_type", "capped"), [("IVF_PQ", False), ("IVF_HNSW_SQ", False), ("IVF_PQ", True)]
+)
 def test_ann_index_from_min_rows_with_good_recall(
-    embedded: tuple[pa.Table, EmbedStats], embedder: Embedder, tmp_path: Path, index_type: str
+    embedded: tuple[pa.Table, EmbedStats], embedder: Embedder, tmp_path: Path, index_type: str, capped: bool
 ) -> None:
+    """Also with the k-means sample capped (a budget a few partitions fit): LanceDB takes the smaller
+    sample rate and fewer partitions, and the index still finds what exact search finds."""
     table = embedded[0]
     assert table.num_rows >= 512
     settings = VectorIndexSettings(ann_min_rows=512, index_type=index_type, num_partitions=2)
+    if capped:
+        settings = VectorIndexSettings(ann_min_rows=512, index_type=index_type, max_training_mb=1)
     stats = build_vector_index(table, tmp_path / "vectors", settings)
     assert stats.ann_index == index_type and stats.rows == table.num_rows
     lance_table = lancedb.connect(tmp_path / "vectors").open_table("evidence")
@@ -345,3 +351,18 @@ def test_open_refuses_an_unfinished_or_foreign_build(exact_index: VectorIndex, t
     (copy / MANIFEST).write_text(json.dumps(manifest | {"format_version": 0}))
     with pytest.raises(ValueError, match="rebuild"):
         VectorIndex.open(copy)
+
+
+def test_the_ivf_training_sample_stays_within_its_budget_at_any_size():
+    """LanceDB trains on sqrt(rows) partitions x 256 vectors: ~6 GB of float32 for 250M 384-d rows. The
+    plan caps it; below the cap LanceDB's defaults are kept (the sample builds are unchanged)."""
+    from index.vectors import training_plan
+
+    assert training_plan(29_410, 384, 256) is None  # 171 partitions x 256 x 1,536 B = 67 MB
+    for rows in (10**6, 10**7, 250 * 10**6):
+        partitions, rate = training_plan(rows, 384, 256)
+        assert partitions * rate * 384 * 4 <= 256 << 20
+        assert 32 <= rate <= 256 and 1 <= partitions <= round(rows**0.5)
+    assert training_plan(10**6, 384, 256) == (1000, 174)  # 174,762 vectors fit: the rate goes down first
+    assert training_plan(250 * 10**6, 384, 256) == (5461, 32)  # then the partitions (sqrt: 15,811)
+    assert training_plan(250 * 10**6, 384, None) is None
