@@ -154,6 +154,11 @@ class PlanMode:
         if not props:
             raise CannotExecute("the plan names no property")
         ordered = [subjects[m] for m in plan.mentions if m in subjects]
+        missing = [m for m in plan.mentions if m not in subjects]
+        if missing and len(plan.mentions) >= 2 and _compares(plan):
+            # the compared set must be the one asked: one side's value alone is not the answer
+            said = ", ".join(repr(m) for m in missing)
+            return Outcome(None, f"{said} is no entity of the index: the comparison cannot be made")
         if plan.operation == "compare":
             plan.resolved.update(
                 {f"mention:{m}": subjects[m].entity_id for m in plan.mentions if m in subjects}
@@ -284,3 +289,11 @@ def _summary(plan: QuestionPlan) -> str:
     if plan.unexplained:
         parts.append(f"unread: {', '.join(plan.unexplained)}")
     return " ".join(parts)
+
+
+def _compares(plan: QuestionPlan) -> bool:
+    """A comparison of named entities: "which of A or B …", "is A more … than B"."""
+    c = plan.constraints
+    return plan.operation == "compare" or (
+        plan.operation == "yes_no" and c.comparator is not None and c.threshold is None
+    )

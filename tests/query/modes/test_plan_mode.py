@@ -168,3 +168,13 @@ def test_an_unknown_name_inside_a_longer_name_is_refused_first(engine):
     result = engine.ask("What is the capital of the Republic of Quentarovia?")
     assert result.mode == "kg-plan" and result.unknown
     assert step(result).estimate >= 0.99
+
+
+def test_a_comparison_with_an_entity_the_index_lacks_is_refused_not_answered_with_one_value(engine, dump):
+    """Porto is no entity of the dumps (checked on the raw JSON): Lisbon's population alone does not say
+    whether Lisbon is the bigger, so the engine says "unknown" and why, instead of a number."""
+    labels = {e.get("labels", {}).get("en", {}).get("value") for e in dump.values()}
+    assert "Lisbon" in labels and "Porto" not in labels
+    result = engine.ask("Is Lisbon bigger than Porto in population?")
+    assert result.unknown and result.mode == "kg-plan"
+    assert result.plan is not None and "'Porto' is no entity of the index" in (result.plan.outcome or "")
