@@ -45,7 +45,7 @@ import psutil
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from index.versions import LEASE, MANIFEST, PINS, VersionStore  # noqa: E402
+from index.versions import MANIFEST, READER_STATE, VersionStore  # noqa: E402
 from query.evaluation.machine import machine  # noqa: E402
 
 BIN = Path(sys.executable).parent
@@ -67,7 +67,7 @@ def publish(root: Path, source: Path, version: str) -> None:
     building = store.start(version)
     building.rmdir()
     shutil.copytree(
-        source, building, copy_function=os.link, ignore=shutil.ignore_patterns(PINS, LEASE, MANIFEST)
+        source, building, copy_function=os.link, ignore=shutil.ignore_patterns(*READER_STATE, MANIFEST)
     )
     store.publish(building, store.manifest(source).model_copy(update={"version": version}))
 

@@ -46,6 +46,9 @@ CURRENT_FILE = "current.json"
 # holder renews it three times as often. Expiry compares the file's mtime (the file server's clock on
 # NFS) with the pruning host's clock: keep the hosts' clocks in sync (NTP) well within this margin.
 LEASE_SECONDS = 600.0
+# What readers and batch jobs leave in a version folder. A copy of the folder is another version and must
+# not carry them: a live lease file copied along kept the copy from ever being pruned.
+READER_STATE = (LEASE, LEASES, PINS)
 OPEN_ATTEMPTS = 5  # a version pruned between resolving and leasing it is retried with the newer current
 
 

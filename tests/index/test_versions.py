@@ -18,6 +18,7 @@ from index.versions import (
     PIN_HOURS,
     PINS,
     PRUNING_PREFIX,
+    READER_STATE,
     VersionGone,
     VersionLease,
     VersionStore,
@@ -142,12 +143,16 @@ def test_real_indexes_stay_readable_while_a_rebuild_prunes_their_version(sample_
     _, result = sample_index
     store = VersionStore(tmp_path)
     first = store.start("v1")
-    shutil.copytree(result.version_dir, first, dirs_exist_ok=True, ignore=shutil.ignore_patterns(PINS))
+    shutil.copytree(
+        result.version_dir, first, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*READER_STATE)
+    )
     first = store.publish(first, store.manifest(result.version_dir).model_copy(update={"version": "v1"}))
     reader = IndexReader.open(tmp_path)
     counts = (reader.bm25.count(), reader.vectors.count(), reader.graph.counts())
     second = store.start("v2")
-    shutil.copytree(result.version_dir, second, dirs_exist_ok=True, ignore=shutil.ignore_patterns(PINS))
+    shutil.copytree(
+        result.version_dir, second, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*READER_STATE)
+    )
     store.publish(second, store.manifest(result.version_dir).model_copy(update={"version": "v2"}))
     store.prune(keep=1)
     assert first.is_dir()

@@ -7,7 +7,7 @@ import shutil
 import threading
 from pathlib import Path
 
-from index.versions import PINS, VersionStore
+from index.versions import READER_STATE, VersionStore
 from query import EngineConfig
 from query.live import LiveEngine
 
@@ -19,7 +19,7 @@ def _publish_copy(store: VersionStore, built: Path, version: str) -> Path:
     """A new version holding the sample index's files, as a rebuild of the same data would."""
     building = store.start(version)
     # without the pins batch tests left on the shared sample version: a copy is not planned on
-    shutil.copytree(built, building, dirs_exist_ok=True, ignore=shutil.ignore_patterns(PINS))
+    shutil.copytree(built, building, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*READER_STATE))
     return store.publish(building, store.manifest(built).model_copy(update={"version": version}))
 
 

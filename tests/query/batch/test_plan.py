@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from index.versions import LEASE, PINS, VersionStore
+from index.versions import READER_STATE, VersionStore
 from query.batch.answer import answer_chunk
 from query.batch.combine import combine_parts
 from query.batch.plan import pin_holder, plan_chunks
@@ -22,7 +22,7 @@ def test_a_planned_version_outlives_rebuilds_until_its_parts_are_combined(
     manifest = store.manifest(result.version_dir)
     building = store.start("v1")
     shutil.copytree(
-        result.version_dir, building, dirs_exist_ok=True, ignore=shutil.ignore_patterns(PINS, LEASE)
+        result.version_dir, building, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*READER_STATE)
     )
     planned = store.publish(building, manifest.model_copy(update={"version": "v1"}))
     parts_dir = tmp_path / "parts"

@@ -15,7 +15,7 @@ import uvicorn
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from index.versions import PINS, VersionStore
+from index.versions import READER_STATE, VersionStore
 from query import EngineConfig
 from query.live import LiveEngine
 from query.serve import ServeSettings, create_app
@@ -27,7 +27,7 @@ def publish_copy(root: Path, built: Path, version: str) -> Path:
     """A new version of ``root`` holding the sample index's files, as a rebuild of the same data would."""
     store = VersionStore(root)
     building = store.start(version)
-    shutil.copytree(built, building, dirs_exist_ok=True, ignore=shutil.ignore_patterns(PINS))
+    shutil.copytree(built, building, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*READER_STATE))
     return store.publish(building, store.manifest(built).model_copy(update={"version": version}))
 
 
