@@ -93,7 +93,7 @@ system-packages:
 test: $(TEST_STAMP) system-packages
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(OFFLINE) HQA_PROGRESS=0 $(BIN)/pytest -q
+	$(OFFLINE) HQA_PROGRESS=0 $(BIN)/pytest -q --durations=30
 
 clean:
 	rm -rf .state
