@@ -3,6 +3,8 @@
 A backend does one request and reports what it cost (tokens, milliseconds) and, where it can, the
 log-probability of each generated token; validation, repair and bookkeeping sit above it in
 ``query.llm.chat.Llm``. Decoding is greedy everywhere, so a prompt gives the same text on every run.
+Where someone listens (``query.events``), the generated text is emitted as ``token`` events: llama.cpp's
+token by token as it is generated, a server's as one piece when its reply arrives.
 
 Backends are keyed by name in ``LLM_BACKENDS``: each bundled model by its name, ``gguf`` for any GGUF
 file, ``openai-compatible`` for a server (vLLM, llama.cpp server, Ollama) at a configured URL.
@@ -10,6 +12,7 @@ file, ``openai-compatible`` for a server (vLLM, llama.cpp server, Ollama) at a c
 
 from __future__ import annotations
 
+import codecs
 import json
 import logging
 import os
@@ -23,6 +26,7 @@ from typing import Any, ClassVar, Protocol
 import httpx
 import numpy as np
 
+from query.events import emit, listening
 from query.llm.bundled import BUNDLED_MODELS, ModelInstallError, model_path
 from query.llm.settings import GGUF, OPENAI_COMPATIBLE, LlmSettings
 from query.registry import Registry
@@ -85,6 +89,7 @@ class _LogprobRecorder:
     """
 
     picked: list[tuple[int, float]] = field(default_factory=list)
+    on_token: Callable[[int], None] | None = None
     _previous: np.ndarray | None = None
     _lse: float = 0.0
 
@@ -92,10 +97,33 @@ class _LogprobRecorder:
         if self._previous is not None:
             token = int(input_ids[-1])
             self.picked.append((token, float(self._previous[token] - self._lse)))
+            if self.on_token is not None:
+                self.on_token(token)
         self._previous = np.array(logits, dtype=np.float64, copy=True)
         top = float(self._previous.max())
         self._lse = top + float(np.log(np.exp(self._previous - top).sum()))
         return logits
+
+
+class TokenTeller:
+    """Each generated token's text as a ``token`` event once its bytes make whole characters (a token can
+    end inside a multi-byte character). The last token is never settled by the logits processor (no call
+    follows it), so ``finish`` tells what the completion's text has beyond what was told."""
+
+    def __init__(self, detokenize: Callable[[list[int]], bytes]) -> None:
+        self.detokenize = detokenize
+        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.told = ""
+
+    def __call__(self, token: int) -> None:
+        piece = self.decoder.decode(self.detokenize([token]))
+        if piece:
+            self.told += piece
+            emit("token", {"text": piece})
+
+    def finish(self, text: str) -> None:
+        if text.startswith(self.told) and len(text) > len(self.told):
+            emit("token", {"text": text[len(self.told) :]})
 
 
 class LlamaCppBackend:
@@ -162,7 +190,8 @@ class LlamaCppBackend:
         with self._lock:
             if self._llama is None:
                 raise LlmError(f"the {self.name} backend is closed")
-            recorder = _LogprobRecorder()
+            teller = TokenTeller(self._llama.detokenize) if listening() else None
+            recorder = _LogprobRecorder(on_token=teller)
             grammar = self._grammar(json_schema) if json_schema is not None else None
             started = time.perf_counter()
             try:
@@ -180,6 +209,8 @@ class LlamaCppBackend:
             ms = (time.perf_counter() - started) * 1000
         choice = out["choices"][0]
         text = choice["message"]["content"] or ""
+        if teller is not None:
+            teller.finish(text)
         usage = out.get("usage") or {}
         return Completion(
             text=text,
@@ -194,14 +225,24 @@ class LlamaCppBackend:
         with self._lock:
             if self._llama is None:
                 raise LlmError(f"the {self.name} backend is closed")
+            teller = TokenTeller(self._llama.detokenize) if listening() else None
+            processors = [_LogprobRecorder(on_token=teller)] if teller is not None else None
             started = time.perf_counter()
             try:
                 out = self._llama.create_completion(
-                    prompt, max_tokens=max_tokens, stop=stop, temperature=0.0, top_k=1, seed=0
+                    prompt,
+                    max_tokens=max_tokens,
+                    stop=stop,
+                    temperature=0.0,
+                    top_k=1,
+                    seed=0,
+                    logits_processor=processors,
                 )
             except ValueError as exc:
                 raise LlmError(f"{exc}; shorten the prompt or raise n_ctx ({self.settings.n_ctx})") from exc
             ms = (time.perf_counter() - started) * 1000
+        if teller is not None:
+            teller.finish(out["choices"][0]["text"])
         usage = out.get("usage") or {}
         return Completion(
             text=out["choices"][0]["text"],
@@ -284,6 +325,7 @@ class OpenAICompatibleBackend:
         ms = (time.perf_counter() - started) * 1000
         choice = payload["choices"][0]
         text = (choice.get("message") or {}).get("content") or ""
+        emit("token", {"text": text})
         return Completion(
             text=text,
             prompt_tokens=int((payload.get("usage") or {}).get("prompt_tokens", 0)),
@@ -299,6 +341,7 @@ class OpenAICompatibleBackend:
         payload = self._post("completions", body)
         ms = (time.perf_counter() - started) * 1000
         choice = payload["choices"][0]
+        emit("token", {"text": choice.get("text") or ""})
         return Completion(
             text=choice.get("text") or "",
             prompt_tokens=int((payload.get("usage") or {}).get("prompt_tokens", 0)),

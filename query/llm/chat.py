@@ -22,6 +22,7 @@ from typing import Any, Generic, TypeVar, overload
 
 from pydantic import BaseModel, Field, ValidationError
 
+from query.events import emit
 from query.llm.backends import Completion, LlmBackend, LlmError, Message, open_backend
 from query.llm.settings import LlmSettings
 
@@ -178,6 +179,8 @@ class Llm:
         repair: bool,
         stop: list[str] | None = None,
     ) -> Completion:
+        # a listener hears which request the tokens that follow belong to
+        emit("llm", {"purpose": purpose, "backend": self.name, "repair": repair})
         started = time.perf_counter()
         try:
             if isinstance(history, str):

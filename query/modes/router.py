@@ -4,7 +4,8 @@ Ties keep the configured order (``EngineConfig.modes``), so a config decides whi
 estimates agree. A mode that estimates 0 is still tried, after the others, only when it is the last
 resort (the last configured mode always runs, so the router never returns nothing). A mode that raises
 is a declined mode with the error as its reason: one broken mode must not take the question down while
-another can answer. Every mode's outcome, in order, is ``result.route``.
+another can answer. Every mode's outcome, in order, is ``result.route``; each is also emitted as a
+``route`` event (``query.events``) the moment it is decided, for a listener that shows them live.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import logging
 import time
 from collections.abc import Sequence
 
+from query.events import emit
 from query.modes.base import Declined, Mode, Understanding
 from schemas.query import QueryResult, RouteStep
 
@@ -51,7 +53,7 @@ class Router:
         for i, (mode, estimate, why) in enumerate(ordered):
             last = i == len(ordered) - 1
             if estimate <= 0.0 and not last:
-                route.append(RouteStep(mode=mode.name, outcome="declined", reason=why, estimate=0.0))
+                _decided(route, RouteStep(mode=mode.name, outcome="declined", reason=why, estimate=0.0))
                 continue
             started = time.perf_counter()
             try:
@@ -61,20 +63,28 @@ class Router:
                 outcome = Declined(mode.name, f"failed: {type(exc).__name__}: {exc}")
             ms = round((time.perf_counter() - started) * 1000, 3)
             if isinstance(outcome, Declined):
-                route.append(
+                _decided(
+                    route,
                     RouteStep(
                         mode=mode.name, outcome="declined", reason=outcome.reason, estimate=estimate, ms=ms
-                    )
+                    ),
                 )
                 continue
             if outcome.plan is not None and outcome.plan.outcome:  # what following the plan found
                 why = f"{why}; {'refrained' if outcome.unknown else 'found'}: {outcome.plan.outcome}"
-            route.append(RouteStep(mode=mode.name, outcome="answered", reason=why, estimate=estimate, ms=ms))
+            _decided(
+                route, RouteStep(mode=mode.name, outcome="answered", reason=why, estimate=estimate, ms=ms)
+            )
             # a mode that estimated 0 said at once it cannot answer: that is a decline, not a skip
-            route += [
-                RouteStep(mode=m.name, outcome="declined" if e <= 0.0 else "not tried", reason=w, estimate=e)
-                for m, e, w in ordered[i + 1 :]
-            ]
+            for m, e, w in ordered[i + 1 :]:
+                outcome_of_rest = "declined" if e <= 0.0 else "not tried"
+                _decided(route, RouteStep(mode=m.name, outcome=outcome_of_rest, reason=w, estimate=e))
             return outcome.model_copy(update={"mode": mode.name, "route": route})
         reasons = "; ".join(f"{s.mode}: {s.reason}" for s in route)
         raise NoModeAnswered(f"no mode answered {understanding.question!r} ({reasons})")
+
+
+def _decided(route: list[RouteStep], step: RouteStep) -> None:
+    """Add a step to the route, and tell a listener at once (before the next mode runs)."""
+    route.append(step)
+    emit("route", step.model_dump(mode="json"))

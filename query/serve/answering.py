@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from query.events import Listener, listened
 from query.live import LiveEngine
 from query.serve.admission import DeadlineExceeded, Lane, QueueFull
 from query.serve.errors import ApiError
@@ -17,6 +18,7 @@ from query.serve.metrics import Metrics
 from query.serve.models import Served, ServedResult
 from query.serve.settings import ServeSettings
 from schemas.answers import question_text
+from schemas.query import QueryResult
 
 CANDIDATES = "candidates"
 
@@ -89,12 +91,20 @@ class Answering:
         lane, fell_back, why = self.lane_for(reader, fallback)
         return Ticket(question, lane, fell_back, why)
 
-    async def run(self, ticket: Ticket, deadline: float) -> ServedResult:
-        """The admitted question answered on its lane, tagged with how it was served."""
+    async def run(self, ticket: Ticket, deadline: float, listener: Listener | None = None) -> ServedResult:
+        """The admitted question answered on its lane, tagged with how it was served; ``listener`` hears
+        the answer's events (``query.events``) on the lane's thread while it is answered."""
         lane = ticket.lane
         asked = CANDIDATES if lane is self.fast else None
+
+        def answer() -> QueryResult:
+            if listener is None:
+                return self.engine.ask(ticket.question, reader=asked)
+            with listened(listener):  # set on the lane's thread: the engine emits there
+                return self.engine.ask(ticket.question, reader=asked)
+
         try:
-            result, timing = await lane.run(lambda: self.engine.ask(ticket.question, reader=asked), deadline)
+            result, timing = await lane.run(answer, deadline)
         except QueueFull:  # filled between the admission and the run: rare, said the same way
             self._full(lane)
             raise

@@ -87,9 +87,11 @@ async def ask_stream(
     reader: Annotated[str, Query(pattern="^(configured|candidates)$")] = "configured",
     deadline_s: Annotated[float | None, Query(gt=0)] = None,
 ) -> EventSourceResponse:
-    """Events: ``admitted`` (lane, fallback), then ``route`` (each mode's outcome), ``reading`` (the LLM's
-    account and tokens, when it read), then ``result`` (the whole answer) — or ``error`` (code, message).
-    Refusals before admission (401, 413, 422, 429) are plain JSON errors with their status."""
+    """Events: ``admitted`` (lane, fallback); then, as they happen, ``route`` (each mode's outcome the
+    moment it is decided), ``llm`` (a request to the model begins: its purpose) and ``token`` (the model's
+    text as it is generated); then ``reading`` (the LLM's account, when it read) and ``result`` (the whole
+    answer) — or ``error`` (code, message). Refusals before admission (401, 413, 422, 429) are plain JSON
+    errors with their status."""
     ticket = engine.admit(question, reader, fallback)
     deadline = engine.deadline(deadline_s)
     return EventSourceResponse(_events(engine, ticket, deadline))
@@ -98,13 +100,30 @@ async def ask_stream(
 async def _events(engine: Answering, ticket: Ticket, deadline: float) -> AsyncIterator[bytes]:
     admitted = {"lane": ticket.lane.name, "fallback": ticket.fallback, "reason": ticket.why}
     yield _event("admitted", admitted)
+    loop = asyncio.get_running_loop()
+    heard: asyncio.Queue[tuple[str, dict]] = asyncio.Queue()
+
+    def listener(name: str, data: dict) -> None:  # on the lane's thread: hand the event to this loop
+        loop.call_soon_threadsafe(heard.put_nowait, (name, data))
+
+    answering = asyncio.ensure_future(engine.run(ticket, deadline, listener))
     try:
-        result = await engine.run(ticket, deadline)
-    except ApiError as exc:
-        yield _event("error", exc.body.model_dump(mode="json"))
-        return
-    for step in result.route:
-        yield _event("route", step.model_dump(mode="json"))
+        while not answering.done():
+            next_event = asyncio.ensure_future(heard.get())
+            await asyncio.wait({next_event, answering}, return_when=asyncio.FIRST_COMPLETED)
+            if next_event.done():
+                yield _event(*next_event.result())
+            else:
+                next_event.cancel()
+        while not heard.empty():  # told before the answer returned (the loop runs callbacks in order)
+            yield _event(*heard.get_nowait())
+        try:
+            result = answering.result()
+        except ApiError as exc:
+            yield _event("error", exc.body.model_dump(mode="json"))
+            return
+    finally:
+        answering.cancel()  # the client went away: its lane slot is freed once the engine returns
     if result.reading is not None:
         yield _event("reading", result.reading.model_dump(mode="json"))
     yield _event("result", result.model_dump(mode="json"))

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field, ValidationError
 
-from query.llm.backends import LlmError, LlmUnavailable, OpenAICompatibleBackend, open_backend
+from query.events import listened
+from query.llm.backends import LlmError, LlmUnavailable, OpenAICompatibleBackend, TokenTeller, open_backend
 from query.llm.chat import Llm, LlmOutputError
 from query.llm.settings import LlmSettings
 from tests.query.llm_server import (
@@ -77,6 +78,52 @@ def test_real_model_serves_threads_one_at_a_time(small_llm: Llm) -> None:
     for t in threads:
         t.join()
     assert len(results) == 2 and results[0] == results[1]
+
+
+def test_real_model_tokens_reach_a_listener_as_they_are_generated(small_llm: Llm) -> None:
+    """The server's event stream listens: the told pieces spell the reply exactly, each arrives before the
+    call returns, and a thread hears only its own listener."""
+    heard: list[tuple[str, dict, float]] = []
+    with listened(lambda name, data: heard.append((name, data, time.perf_counter()))):
+        reply = small_llm.chat_reply(ASK, Capital, max_tokens=40, purpose="capital")
+    returned = time.perf_counter()
+    assert heard[0][:2] == ("llm", {"purpose": "capital", "backend": small_llm.name, "repair": False})
+    tokens = [data["text"] for name, data, _ in heard if name == "token"]
+    assert "".join(tokens) == reply.completion.text
+    assert len(tokens) > 3, "told as one piece: not streamed"
+    assert all(at <= returned for *_, at in heard)
+    # nobody listening: nothing is told, and other threads never heard this thread's listener
+    other: list[str] = []
+    thread = threading.Thread(target=lambda: other.append(small_llm.chat(ASK, Capital, max_tokens=40)))
+    with listened(lambda name, data: heard.append((name, data, 0.0))):
+        before = len(heard)
+        thread.start()
+        thread.join()
+    assert len(heard) == before and other
+
+
+def test_a_character_split_over_tokens_is_told_whole(small_llm: Llm) -> None:
+    """Byte-level tokens can end inside a UTF-8 character: the teller holds the bytes until it is whole."""
+    text = "Zürich, Ḱōbe 東京 🙂"
+    llama = small_llm.backend._llama  # type: ignore[attr-defined]
+    tokens = llama.tokenize(text.encode(), add_bos=False, special=False)
+    pieces = [llama.detokenize([t]) for t in tokens]
+    assert any(_not_utf8(p) for p in pieces), "no token splits a character: the case is not exercised"
+    told: list[str] = []
+    teller = TokenTeller(llama.detokenize)
+    with listened(lambda name, data: told.append(data["text"])):
+        for token in tokens:
+            teller(token)
+        teller.finish(text)
+    assert "".join(told) == text and "\ufffd" not in "".join(told)
+
+
+def _not_utf8(piece: bytes) -> bool:
+    try:
+        piece.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
 
 
 def test_a_prompt_over_the_context_window_is_a_clear_error(small_llm: Llm) -> None:

@@ -5,6 +5,7 @@ marked as such."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 
@@ -85,3 +86,29 @@ def test_the_llm_queue_is_bounded_and_falls_back_on_request(llm_server) -> None:
     assert 'hqa_answers_total{fallback="true",lane="fast",mode="retrieve-read"} 1.0' in metrics
     tokens = [line for line in metrics.splitlines() if line.startswith('hqa_llm_tokens_total{kind="prompt"}')]
     assert tokens and float(tokens[0].split()[-1]) > 0
+
+
+def test_the_stream_tells_the_route_and_the_models_tokens_as_they_happen(llm_server) -> None:
+    url, _ = llm_server
+    heard: list[tuple[str, dict, float]] = []
+    with httpx.stream("GET", f"{url}/v1/ask/stream", params={"question": READ_BY_LLM}, timeout=600) as r:
+        assert r.status_code == 200
+        name = None
+        for line in r.iter_lines():
+            if line.startswith("event: "):
+                name = line.removeprefix("event: ")
+            elif line.startswith("data: "):
+                heard.append((name, json.loads(line.removeprefix("data: ")), time.monotonic()))
+    names = [n for n, _, _ in heard]
+    assert names[0] == "admitted" and names[-1] == "result" and "error" not in names
+    result = heard[-1][1]
+    assert [d for n, d, _ in heard if n == "route"] == result["route"]
+    reads = [i for i, n in enumerate(names) if n == "llm"]
+    assert reads and heard[reads[-1]][1]["backend"] == FAST_MODEL
+    tokens = [(d["text"], at) for n, d, at in heard[reads[-1] :] if n == "token"]
+    assert len(tokens) > 3
+    told = "".join(t for t, _ in tokens)
+    assert result["reading"]["raw_answer"] is None or result["reading"]["raw_answer"] in told
+    # streamed: the first token reached the client while the model was still generating the rest
+    assert tokens[0][1] < tokens[-1][1] < heard[-1][2]
+    assert tokens[-1][1] - tokens[0][1] > 0.1, "every token arrived at once: not streamed"
