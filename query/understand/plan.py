@@ -347,7 +347,11 @@ def _confidence(
     score = 0.9
     if reading is None and hop is None and plan.operation != "yes_no":
         score -= 0.5
-    if plan.operation == "compare" and (len(names.linked) < 2 or plan.constraints.pick is None):
+    # two names, one of them unknown to the index, is a clear comparison the index cannot make: sure
+    # enough to be executed, and so refused with the missing name, rather than read from loose text
+    if plan.operation == "compare" and (
+        len(names.linked) + len(names.unlinked) < 2 or plan.constraints.pick is None
+    ):
         score -= 0.4
     if plan.operation == "superlative" and (
         plan.set is None or not plan.set.place or plan.constraints.pick is None

@@ -175,6 +175,7 @@ def test_a_comparison_with_an_entity_the_index_lacks_is_refused_not_answered_wit
     whether Lisbon is the bigger, so the engine says "unknown" and why, instead of a number."""
     labels = {e.get("labels", {}).get("en", {}).get("value") for e in dump.values()}
     assert "Lisbon" in labels and "Porto" not in labels
-    result = engine.ask("Is Lisbon bigger than Porto in population?")
-    assert result.unknown and result.mode == "kg-plan"
-    assert result.plan is not None and "'Porto' is no entity of the index" in (result.plan.outcome or "")
+    for question in ("Is Lisbon bigger than Porto in population?", "Which is bigger, Lisbon or Porto?"):
+        result = engine.ask(question)  # the second read "Portugal" off loose text before
+        assert result.unknown and result.mode == "kg-plan", question
+        assert "'Porto' is no entity of the index" in (result.plan.outcome or ""), question
