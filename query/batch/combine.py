@@ -18,7 +18,6 @@ from pydantic import BaseModel, Field
 from index.versions import VersionStore
 from ingest.parquet_sink import ParquetSink
 from query.batch.answer import READING_FAILURES, ChunkResult
-from query.batch.plan import pin_holder
 from query.evaluation.metrics import percentile
 from schemas.answers import ANSWER_RECORD_SCHEMA, AnswerRecord
 from schemas.settings import HqaSettings
@@ -81,7 +80,7 @@ def combine_parts(
             sink.write_table(table)
     _remove_parts(ordered)
     first = ordered[0].job
-    VersionStore(first.index_version_dir.parent).unpin(first.index_version_dir, pin_holder(first.parts_dir))
+    VersionStore(first.index_version_dir.parent).unpin(first.index_version_dir, first.pin)
     summary = BatchSummary(
         out_path=out_path,
         questions_path=first.questions_path,

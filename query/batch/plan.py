@@ -9,6 +9,7 @@ it may run in another process, working directory or machine.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -44,6 +45,20 @@ class ChunkJob(BaseModel):
     total: int = Field(description="entries in the whole file, so a missing part is noticed")
     part: int = Field(ge=0)
     parts_dir: Path
+    pin: str = Field(description="the name the planned version is pinned under, unpinned when combined")
+
+    def mapped_paths(self, path: Callable[[str], str | None]) -> ChunkJob:
+        """The job with its paths rewritten: ``index.shared_state.portable`` for a job that travels to
+        other workers (``state:<relative>`` under the state root), ``local`` on the worker that runs it."""
+        config = path(str(self.engine_config)) if self.engine_config is not None else None
+        return self.model_copy(
+            update={
+                "questions_path": Path(path(str(self.questions_path)) or ""),
+                "index_version_dir": Path(path(str(self.index_version_dir)) or ""),
+                "engine_config": Path(config) if config is not None else None,
+                "parts_dir": Path(path(str(self.parts_dir)) or ""),
+            }
+        )
 
     @property
     def part_path(self) -> Path:
@@ -113,7 +128,8 @@ def plan_questions(
     store = VersionStore(version_dir.parent)
     version = store.manifest(version_dir).version
     # pinned until combine_parts: chunks may open the version long after rebuilds have published newer ones
-    store.pin(version_dir, pin_holder(parts_dir))
+    pin = pin_holder(parts_dir)
+    store.pin(version_dir, pin)
     total = len(questions.entries)
     # resolved now: the workers that answer may run elsewhere, in another working directory
     config = Path(engine_config).resolve() if engine_config is not None else None
@@ -133,6 +149,7 @@ def plan_questions(
             total=total,
             part=part,
             parts_dir=parts_dir,
+            pin=pin,
         )
         for part, start in enumerate(range(0, total, chunk_size))
     ]
