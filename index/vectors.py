@@ -334,9 +334,9 @@ def training_plan(rows: int, dimension: int, max_training_mb: int | None) -> tup
     None when LanceDB's defaults (sqrt(rows) partitions, 256 vectors each) already fit. The sample is
     partitions x rate float32 vectors and grows with sqrt(rows) (~6 GB at 250M 384-d rows): the rate
     goes down first (to 32), then the partitions."""
-    partitions = max(1, round(math.sqrt(rows)))
     if max_training_mb is None:
         return None
+    partitions = max(1, round(math.sqrt(rows)))
     budget = (max_training_mb << 20) // (dimension * 4)  # vectors that fit
     if partitions * SAMPLE_RATE <= budget:
         return None

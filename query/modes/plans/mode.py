@@ -158,7 +158,8 @@ class PlanMode:
         if missing and len(plan.mentions) >= 2 and _compares(plan):
             # the compared set must be the one asked: one side's value alone is not the answer
             said = ", ".join(repr(m) for m in missing)
-            return Outcome(None, f"{said} is no entity of the index: the comparison cannot be made")
+            what = "is no entity" if len(missing) == 1 else "are no entities"
+            return Outcome(None, f"{said} {what} of the index: the comparison cannot be made")
         if plan.operation == "compare":
             plan.resolved.update(
                 {f"mention:{m}": subjects[m].entity_id for m in plan.mentions if m in subjects}
