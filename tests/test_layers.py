@@ -17,7 +17,7 @@ PACKAGES = ("schemas", "ingest", "index", "query")
 """Lower first: a package may import only the packages before it (and itself)."""
 
 ROOMS = (
-    ("lexicon", "text", "linear", "llm", "registry", "timing"),
+    ("lexicon", "text", "linear", "llm", "registry", "timing", "events"),
     ("understand",),
     ("retrieve",),
     ("rerank",),
