@@ -13,9 +13,10 @@ import pytest
 from pydantic import BaseModel, Field, ValidationError
 
 from query.events import listened
-from query.llm.backends import LlmError, LlmUnavailable, OpenAICompatibleBackend, TokenTeller, open_backend
+from query.llm.backends import LlmError, LlmUnavailable, OpenAICompatibleBackend, open_backend
 from query.llm.chat import Llm, LlmOutputError
 from query.llm.settings import LlmSettings
+from query.llm.tokens import TokenTeller
 from tests.query.llm_server import (
     FAULT_TIMEOUT_S,
     LLM_FAULTS,
