@@ -8,7 +8,9 @@ free port, with its data under ``ROOT/<name>``, and stopped by the pid recorded 
 ``ROOT/services.json``: never by name, since other people's servers may run on the same machine.
 ``running(root)`` is the context manager the pytest fixtures and benchmarks use. PostgreSQL will not
 run as root, so as root its server runs as the ``postgres`` user (which owns its data folder), and its
-folder must be one that user can enter (not pytest's private temporary folders).
+folder must be one that user can enter: not pytest's private temporary folders, nor a clone inside a
+private folder (``mktemp -d``, a home at 0700). ``services_root()`` makes one under the system's temporary
+folder that it can always reach; a folder it cannot reach fails at once, naming the folder in the way.
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ import pwd
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -140,12 +144,41 @@ def _postgres_user() -> dict:
     return {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}
 
 
+def services_root() -> Path:
+    """A new folder for one run's services, which the ``postgres`` user can pass through (mode 0711)."""
+    root = Path(tempfile.mkdtemp(prefix="hqa-services-"))
+    root.chmod(0o711)
+    return root
+
+
+def _blocked_for(folder: Path, uid: int, gid: int) -> Path | None:
+    """The first folder above ``folder`` that user ``uid`` (group ``gid``) may not pass through."""
+    for parent in reversed(folder.resolve().parents):
+        info = parent.stat()
+        if info.st_uid == uid:
+            allowed = info.st_mode & stat.S_IXUSR
+        elif info.st_gid == gid:
+            allowed = info.st_mode & stat.S_IXGRP
+        else:
+            allowed = info.st_mode & stat.S_IXOTH
+        if not allowed:
+            return parent
+    return None
+
+
 def start_postgres(root: Path) -> Running:
     folder = root / "postgres"
     data, log = folder / "data", folder / "postgres.log"
     folder.mkdir(parents=True, exist_ok=True)
     as_postgres = _postgres_user()
     if as_postgres:
+        blocked = _blocked_for(folder, as_postgres["user"], as_postgres["group"])
+        if blocked is not None:
+            raise ServiceError(
+                f"PostgreSQL runs as the postgres user, which may not enter {blocked} (mode "
+                f"{stat.filemode(blocked.stat().st_mode)}): put the services under a folder it can pass "
+                "through (tests.services.services_root() makes one)"
+            )
         os.chown(folder, as_postgres["user"], as_postgres["group"])
     if not (data / "PG_VERSION").is_file():
         init = subprocess.run(
@@ -260,9 +293,9 @@ def _stop_pid(pid: int, timeout: float = 20.0) -> bool:
 
 @contextmanager
 def running(root: Path = DEFAULT_ROOT) -> Iterator[Services]:
-    services = start(root)
+    """The services, stopped afterwards — also those that started when a later one failed to."""
     try:
-        yield services
+        yield start(root)
     finally:
         stop(root)
 

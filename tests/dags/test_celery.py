@@ -17,7 +17,7 @@ import pytest
 
 from index.versions import VersionStore
 from tests.cluster import Cluster, Worker
-from tests.services import REPO, running
+from tests.services import running, services_root
 
 pytestmark = pytest.mark.slow
 RUN_TIMEOUT_S = 1800.0
@@ -33,10 +33,11 @@ def cluster(tmp_path_factory, sample_index):
         "HQA_EMBEDDING_CACHE": str(index_settings.embedding_cache_dir),
         "HQA_INDEX__EMBEDDING_MODEL": index_settings.index.embedding_model,
     }
-    # PostgreSQL runs as its own user, which cannot enter pytest's private temporary folders
-    services_root = REPO / ".state" / "pytest-services" / uuid.uuid4().hex[:12]
+    # PostgreSQL runs as its own user, which cannot enter pytest's private temporary folders (nor a
+    # clone in a private folder): its data goes where it can
+    folder = services_root()
     try:
-        with running(services_root) as services:
+        with running(folder) as services:
             airflow = Cluster(home=root / "airflow", services=services, extra_env=env)
             try:
                 airflow.start()
@@ -45,7 +46,7 @@ def cluster(tmp_path_factory, sample_index):
             finally:
                 airflow.stop()
     finally:
-        shutil.rmtree(services_root, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _run(cluster: Cluster, workers: list[Worker]) -> tuple[str, str, list[dict]]:
