@@ -137,29 +137,41 @@ class LlamaCppBackend:
         spelled = raw.decode("utf-8", errors="ignore")
         return out if spelled.strip() == text.strip() or text.startswith(spelled) else None
 
-    def chat(self, messages: list[Message], *, json_schema: dict | None, max_tokens: int) -> Completion:
-        if not self.chat_capable:
-            raise LlmError(f"{self.name} is a base model without a chat template; use complete()")
+    def _greedy(
+        self, call: str, *, json_schema: dict | None = None, logprobs: bool = False, **request: Any
+    ) -> tuple[dict, float, LogprobRecorder | None, TokenTeller | None]:
+        """One greedy generation under the lock (llama.cpp's ``call``): its output and milliseconds, the
+        recorder of picked tokens (when ``logprobs`` or a listener wants them) and the teller, if any."""
         with self._lock:
             if self._llama is None:
                 raise LlmError(f"the {self.name} backend is closed")
             teller = TokenTeller(self._llama.detokenize) if listening() else None
-            recorder = LogprobRecorder(on_token=teller)
-            grammar = self._grammar(json_schema) if json_schema is not None else None
+            recorder = LogprobRecorder(on_token=teller) if logprobs or teller is not None else None
+            if json_schema is not None:
+                request["grammar"] = self._grammar(json_schema)
             started = time.perf_counter()
             try:
-                out = self._llama.create_chat_completion(
-                    messages=messages,
-                    max_tokens=max_tokens,
+                out = getattr(self._llama, call)(
                     temperature=0.0,
                     top_k=1,
                     seed=0,
-                    grammar=grammar,
-                    logits_processor=[recorder],
+                    logits_processor=[recorder] if recorder is not None else None,
+                    **request,
                 )
             except ValueError as exc:  # "Requested tokens (…) exceed context window of …"
                 raise LlmError(f"{exc}; shorten the prompt or raise n_ctx ({self.settings.n_ctx})") from exc
-            ms = (time.perf_counter() - started) * 1000
+            return out, (time.perf_counter() - started) * 1000, recorder, teller
+
+    def chat(self, messages: list[Message], *, json_schema: dict | None, max_tokens: int) -> Completion:
+        if not self.chat_capable:
+            raise LlmError(f"{self.name} is a base model without a chat template; use complete()")
+        out, ms, recorder, teller = self._greedy(
+            "create_chat_completion",
+            json_schema=json_schema,
+            logprobs=True,
+            messages=messages,
+            max_tokens=max_tokens,
+        )
         choice = out["choices"][0]
         text = choice["message"]["content"] or ""
         if teller is not None:
@@ -170,39 +182,24 @@ class LlamaCppBackend:
             prompt_tokens=int(usage.get("prompt_tokens", 0)),
             completion_tokens=int(usage.get("completion_tokens", 0)),
             ms=ms,
-            logprobs=self._offsets(recorder.picked, text),
+            logprobs=self._offsets(recorder.picked, text) if recorder is not None else None,
             finish_reason=choice.get("finish_reason"),
         )
 
     def complete(self, prompt: str, *, max_tokens: int, stop: list[str]) -> Completion:
-        with self._lock:
-            if self._llama is None:
-                raise LlmError(f"the {self.name} backend is closed")
-            teller = TokenTeller(self._llama.detokenize) if listening() else None
-            processors = [LogprobRecorder(on_token=teller)] if teller is not None else None
-            started = time.perf_counter()
-            try:
-                out = self._llama.create_completion(
-                    prompt,
-                    max_tokens=max_tokens,
-                    stop=stop,
-                    temperature=0.0,
-                    top_k=1,
-                    seed=0,
-                    logits_processor=processors,
-                )
-            except ValueError as exc:
-                raise LlmError(f"{exc}; shorten the prompt or raise n_ctx ({self.settings.n_ctx})") from exc
-            ms = (time.perf_counter() - started) * 1000
+        out, ms, _, teller = self._greedy(
+            "create_completion", prompt=prompt, max_tokens=max_tokens, stop=stop
+        )
+        choice = out["choices"][0]
         if teller is not None:
-            teller.finish(out["choices"][0]["text"])
+            teller.finish(choice["text"])
         usage = out.get("usage") or {}
         return Completion(
-            text=out["choices"][0]["text"],
+            text=choice["text"],
             prompt_tokens=int(usage.get("prompt_tokens", 0)),
             completion_tokens=int(usage.get("completion_tokens", 0)),
             ms=ms,
-            finish_reason=out["choices"][0].get("finish_reason"),
+            finish_reason=choice.get("finish_reason"),
         )
 
     def close(self) -> None:
