@@ -141,7 +141,8 @@ def print_result(result: QueryResult, evidence: int) -> None:
     """One result, readable. Every piece of data goes through ``shown``: the question is the user's text,
     the answer, labels and evidence are the dumps' text, and none of it is markup."""
     answer = "[yellow]unknown[/]" if result.unknown else f"[bold green]{shown(result.answer)}[/]"
-    entity = f" ({shown(result.answer_entity_id)})" if result.answer_entity_id else ""
+    # The entity's id is provenance, told apart from the name (a name never carries an id)
+    entity = f"  [dim]Wikidata {shown(result.answer_entity_id)}[/]" if result.answer_entity_id else ""
     unit = f" [green]{shown(result.unit)}[/]" if result.unit and not result.unknown else ""
     console.print(f"\n[bold]Q:[/] {shown(result.question)}")
     console.print(

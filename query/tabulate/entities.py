@@ -56,6 +56,16 @@ class MixedUnits(ValueError):
     """The property's statements over the set use more than one unit: no comparison is sound."""
 
 
+def entity_name(label: str | None) -> str:
+    """An entity's name in a table or an answer: its label, or "unnamed" — never a bare id (an id is
+    provenance: tables keep it in their ``entity_id`` column, answers in ``answer_entity_id``)."""
+    return label if label and not _is_id(label) else "unnamed"
+
+
+def _is_id(text: str) -> bool:
+    return len(text) > 1 and text[0] in "QP" and text[1:].isdigit()
+
+
 def _year_of(statement: TypedStatement) -> int | None:
     for year in (statement.point_in_time_year, statement.start_year, statement.end_year):
         if year is not None:
@@ -90,7 +100,7 @@ def entity_table(
     cells, units = [], set()
     for entity_id, label in entities:
         best = best_statement(by_subject.get(entity_id, []), year)
-        name = label or entity_id
+        name = entity_name(label)
         if best is None:
             cells.append(EntityCell(entity_id, name, None, "", None))
             continue

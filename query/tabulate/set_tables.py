@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from index.statements import StatementStore
-from query.tabulate.entities import RANK_ORDER, EntityTable
+from query.tabulate.entities import RANK_ORDER, EntityTable, entity_name
 from schemas.query import TableCellValue, TableColumn, TableRowView
 
 
@@ -125,11 +125,11 @@ def relation_table(
     data: dict[str, list] = {"entity": [], "entity_id": [], "related": [], "related_id": []}
     cells, evidence, rows = [], [], []
     for entity_id, label in entities:
-        name = label or entity_id
+        name = entity_name(label)
         live = sorted(by_subject.get(entity_id, []), key=lambda s: RANK_ORDER.get(s.rank, 3))
         best = [s for s in live if s.rank == live[0].rank] if live else []
         chosen = next((s for s in best if s.value_item != entity_id), None)
-        related = (chosen.value_item_label or chosen.value_item) if chosen else None
+        related = entity_name(chosen.value_item_label) if chosen else None
         data["entity"].append(name)
         data["entity_id"].append(entity_id)
         data["related"].append(related)
@@ -162,7 +162,7 @@ def relation_table(
 
 def members_table(entities: list[tuple[str, str | None]]) -> SetTable:
     """The set alone (a count of members): one column, the entity."""
-    names = [(e, label or e) for e, label in entities]
+    names = [(e, entity_name(label)) for e, label in entities]
     return SetTable(
         title=f"{len(names)} entities",
         columns=[TableColumn(name="entity", header="entity", type="text")],

@@ -22,7 +22,7 @@ from query.modes.kg_lookup import EvidenceLookup, _fact
 from query.modes.plans import operations as ops
 from query.modes.plans.graph_reads import PlanReads
 from query.modes.plans.operations import CannotExecute, Outcome, Subject
-from query.modes.plans.values import name
+from query.tabulate.entities import entity_name
 from query.understand.plan import RulePlanner, plan_entity, unknown_name
 from query.understand.plan_llm import LlmPlanner
 from schemas.answers import StageTiming
@@ -196,10 +196,10 @@ class PlanMode:
                 if text == mention or ((mention in text or text in mention) and len(text) > 2):
                     cand = plan_entity(link, self.settings.min_link_score)
                     if cand is not None:
-                        out[mention] = Subject(cand.entity_id, name(cand.label))
+                        out[mention] = Subject(cand.entity_id, entity_name(cand.label))
                         break
             if mention not in out and self.reads is not None and (found := self.reads.by_name_word(mention)):
-                out[mention] = Subject(found[0], name(found[1]))  # "Hegel": a word of one label only
+                out[mention] = Subject(found[0], entity_name(found[1]))  # "Hegel": a word of one label only
         return out
 
     def yes_no(self, plan: QuestionPlan, subjects: list[Subject], props: list[str], question: str) -> Outcome:
@@ -238,7 +238,7 @@ class PlanMode:
         plan.resolved[f"place:{plan.set.place}"] = f"{place_id} by {place_property} ({how})"
         plan.resolved[f"class:{plan.set.class_phrase}"] = ",".join(classes[:20])
         members = self.reads.members(classes, place_id, place_property, self.settings.max_members)
-        subjects = [Subject(i, name(label)) for i, label in members]
+        subjects = [Subject(i, entity_name(label)) for i, label in members]
         if not subjects:
             raise CannotExecute(f"no {plan.set.class_phrase} in {plan.set.place} in the graph")
         return ops.rank(self.reads, subjects, props[-1], plan)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from index.statements import TypedStatement
 from query.modes.plans import values as v
 from query.modes.plans.graph_reads import PlanReads
+from query.tabulate.entities import entity_name
 from schemas.query import QuestionPlan
 
 
@@ -44,7 +45,7 @@ def follow(reads: PlanReads, start: Subject, hop_properties: list[str]) -> Subje
         if prop.startswith("^"):
             found = reads.backwards(start.entity_id, prop[1:])
             if len(found) == 1:
-                return Subject(found[0][0], v.name(found[0][1]))
+                return Subject(found[0][0], entity_name(found[0][1]))
             if len(found) > 1:
                 raise CannotExecute(f"{len(found)} entities have {start.label} as {prop[1:]}")
             continue
@@ -52,7 +53,7 @@ def follow(reads: PlanReads, start: Subject, hop_properties: list[str]) -> Subje
         items = [s for s in statements if s.value_kind == "item" and s.value_item]
         if items:
             target = items[0]
-            return Subject(target.value_item or "", v.name(target.value_item_label))
+            return Subject(target.value_item or "", entity_name(target.value_item_label))
     raise CannotExecute(f"{start.label} has no {' / '.join(hop_properties)} statement to follow")
 
 

@@ -130,12 +130,3 @@ def value_text(statement: TypedStatement) -> str:
     if statement.value_kind == "quantity":
         return format_amount(statement.value_amount_text, statement.value_amount)
     return statement.value_text or statement.value_string or ""
-
-
-def name(label: str | None) -> str:
-    """An entity's name for an answer: its label, or "unnamed" — never a bare id."""
-    return label if label and not _is_id(label) else "unnamed"
-
-
-def _is_id(text: str) -> bool:
-    return len(text) > 1 and text[0] in "QP" and text[1:].isdigit()
