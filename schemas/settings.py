@@ -50,7 +50,11 @@ def read_config_file(path: Path, what: str = "settings") -> dict[str, Any]:
 
 # Defaults the index settings share with the components they configure (index.embedder, index.vectors):
 # written once, here, where the lowest layer can see them.
-EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+# The build's default embedder is static (wordllama): on the OTT-QA questions it retrieves as well as
+# MiniLM once fused with BM25, the KG walk and the hop, at ~1/60 of the cost
+# (benchmarks/results/embedders.md), which is what makes embedding a full dump affordable on CPUs.
+# all-MiniLM-L6-v2 stays one setting away (HQA_INDEX__EMBEDDING_MODEL); the reranker's MaxSim uses it anyway.
+EMBEDDING_MODEL = "wordllama-l2-256"
 Precision = Literal["auto", "float32", "bfloat16"]
 EMBEDDING_PRECISION: Precision = "auto"
 ANN_MIN_ROWS = 50_000
@@ -78,7 +82,9 @@ class IndexSettings(VerbalizeSettings):
         "writer heap are cut to it. Libraries add their own (the embedding model ~0.3-0.6 GB)",
     )
     embedding_model: str = Field(
-        EMBEDDING_MODEL, description="sentence embedder (index.embedder.MODELS); wordllama-l2-256 is fast"
+        EMBEDDING_MODEL,
+        description="sentence embedder (index.embedder.MODELS): static wordllama-l2-256 (default), the "
+        "transformer all-MiniLM-L6-v2 (~60x the cost), minilm-l6-m2v-256 (made once: hqa models --distill)",
     )
     embedding_batch_size: int = Field(8, ge=1, description="texts per encoder batch (8: fastest on 2 cores)")
     embedding_workers: int = Field(2, ge=1, description="encoder copies in parallel, one torch thread each")

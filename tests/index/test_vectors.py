@@ -33,6 +33,8 @@ from schemas.arrow import arrow_schema
 from schemas.evidence import Evidence, Provenance
 from tests.conftest import OTTQA
 
+MINILM = "all-MiniLM-L6-v2"  # the transformer embedder: sequence caps, precisions and workers are its own
+
 PASSAGES, TABLE_ROWS = 330, 220  # ~540 evidence rows: enough to train a small ANN index
 
 
@@ -76,7 +78,7 @@ def evidence() -> pa.Table:
 def embedder() -> Embedder:
     """float32 bulk encodes: these tests compare vectors made in different batches to 1e-5, which
     bfloat16 does not keep (its own test holds it to float32 by cosine)."""
-    return Embedder(EmbedderSettings(max_seq_length=128, bulk_precision="float32"))
+    return Embedder(EmbedderSettings(model=MINILM, max_seq_length=128, bulk_precision="float32"))
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +110,7 @@ def test_encode_is_normalized_and_in_input_order(embedder: Embedder) -> None:
         "Brest is a city in Belarus on the border with Poland, at the confluence of the Bug and Mukhavets.",
         "Beşiktaş is a Turkish sports club.",
     ]
-    batched = Embedder(EmbedderSettings(max_seq_length=128, batch_size=3))
+    batched = Embedder(EmbedderSettings(model=MINILM, max_seq_length=128, batch_size=3))
     done: list[int] = []
     vectors = batched.encode(texts, on_progress=done.append)
     assert done == [3, 3, 1]
@@ -127,12 +129,12 @@ def test_parallel_workers_give_the_same_vectors_and_restore_torch_threads(
     texts = evidence.column("text").to_pylist()[:150]  # passages and table rows, many lengths
     threads_before = torch.get_num_threads()
     exact = {"max_seq_length": 128, "bulk_precision": "float32"}
-    parallel = Embedder(EmbedderSettings(batch_size=8, workers=2, **exact))
+    parallel = Embedder(EmbedderSettings(model=MINILM, batch_size=8, workers=2, **exact))
     done: list[int] = []
     vectors = parallel.encode(texts, on_progress=done.append)
     assert sum(done) == len(texts) and len(done) == -(-len(texts) // 8)  # every batch reported once
     assert torch.get_num_threads() == threads_before
-    serial = Embedder(EmbedderSettings(batch_size=64, **exact))
+    serial = Embedder(EmbedderSettings(model=MINILM, batch_size=64, **exact))
     np.testing.assert_allclose(vectors, serial.encode(texts, on_progress=lambda _n: None), atol=1e-4)
     # a short encode (a question) stays on the shared copy, whatever the worker count
     np.testing.assert_allclose(parallel.encode(texts[:1]), embedder.encode(texts[:1]), atol=1e-5)
@@ -145,8 +147,8 @@ def test_bulk_encodes_in_bfloat16_stay_close_to_float32_and_are_cached_apart(evi
     from index.embedder import native_bfloat16
 
     texts = evidence.column("text").to_pylist()[:150]
-    half = Embedder(EmbedderSettings(max_seq_length=128, workers=2, bulk_precision="bfloat16"))
-    full = Embedder(EmbedderSettings(max_seq_length=128, workers=2, bulk_precision="float32"))
+    half = Embedder(EmbedderSettings(model=MINILM, max_seq_length=128, workers=2, bulk_precision="bfloat16"))
+    full = Embedder(EmbedderSettings(model=MINILM, max_seq_length=128, workers=2, bulk_precision="float32"))
     quiet = {"on_progress": lambda _n: None}
     low, high = half.encode(texts, **quiet), full.encode(texts, **quiet)
     assert low.dtype == np.float32
@@ -155,19 +157,19 @@ def test_bulk_encodes_in_bfloat16_stay_close_to_float32_and_are_cached_apart(evi
     assert not np.array_equal(low, high)  # it did run in the other format
     assert half.cache_key != full.cache_key and half.cache_key.endswith("-bf16")
     np.testing.assert_array_equal(half.encode(texts[:1]), full.encode(texts[:1]))  # a question: float32
-    auto = Embedder(EmbedderSettings(max_seq_length=128))
+    auto = Embedder(EmbedderSettings(model=MINILM, max_seq_length=128))
     assert auto.bulk_precision == ("bfloat16" if native_bfloat16() else "float32")
 
 
 def test_embedder_settings_name_model_and_cap(embedder: Embedder) -> None:
     assert embedder.dimension == 384 and embedder.max_seq_length == 128
     assert embedder.model_name == "all-MiniLM-L6-v2@0.1.0"
-    uncapped = Embedder()
+    uncapped = Embedder(EmbedderSettings(model=MINILM))
     assert uncapped.max_seq_length == 256  # the model's own
     assert uncapped.cache_key != embedder.cache_key  # a capped vector is never served as an uncapped one
-    assert Embedder(EmbedderSettings(max_seq_length=128)).model is embedder.model  # loaded once
+    assert Embedder(EmbedderSettings(model=MINILM, max_seq_length=128)).model is embedder.model  # loaded once
     with pytest.raises(ValueError, match="exceeds"):
-        Embedder(EmbedderSettings(max_seq_length=4096))
+        Embedder(EmbedderSettings(model=MINILM, max_seq_length=4096))
     with pytest.raises(ValueError, match="unknown embedding model"):
         Embedder(EmbedderSettings(model="bert-huge"))
 

@@ -89,7 +89,7 @@ def test_build_reports_up_to_date_and_info_lists_versions(sample_index, sample_i
     assert "is up to date with the ingest output" in capsys.readouterr().out
     assert main([*state, "info"]) == 0
     out = capsys.readouterr().out
-    assert "Index versions under" in out and "evidence_kg" in out and "all-MiniLM-L6-v2" in out
+    assert "Index versions under" in out and "evidence_kg" in out and "wordllama-l2-256" in out
 
 
 def test_ask_reads_with_the_llm_and_says_what_the_model_did(
