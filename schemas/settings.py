@@ -98,10 +98,12 @@ class IndexSettings(VerbalizeSettings):
         "cpu", description="where the build's transformer encodes run; 'cuda' fails at once without a GPU"
     )
     embed_sources: list[SourceType] = Field(
-        list(SOURCE_TYPES),
+        [s for s in SOURCE_TYPES if s != "kg"],
         min_length=1,
         description="evidence source types the vector stage embeds; rows of the others get no vector (cosine "
-        "0 for the dense retriever and feature) and are still served by BM25, the KG walk and the graph",
+        "0 for the dense retriever and feature) and are still served by BM25, the KG walk and the graph. KG "
+        "statements are left out by default: embedding them changed no answer on the KG question set and "
+        "none on the OTT-QA sample (benchmarks/results/embedders.md), at 56 % of the sample's rows",
     )
     ann_min_rows: int = Field(ANN_MIN_ROWS, ge=1, description="build an ANN index from this many vectors on")
     ann_nprobes: int = Field(ANN_NPROBES, ge=1)
