@@ -192,22 +192,20 @@ def _names(understanding: Understanding) -> _Names:
 
 def _operation(question: str, names: _Names, rest: str) -> str:
     named = len(names.linked) + len(names.unlinked)
-    if words.YES_NO_START.match(question):
+    ranked = named >= 2 and any(
+        cues.search(question) for cues in (words.MAX_CUES, words.MIN_CUES, words.EARLY_CUES, words.LATE_CUES)
+    )
+    # "Is Bonn or Kiel more populous?" opens like a yes/no question but asks to choose one of the names
+    # (its answer is a name); "Is Bonn more populous than Kiel?" is the yes/no one
+    alternative = (
+        ranked and re.search(r"\bor\b", question, re.I) and not re.search(r"\bthan\b", question, re.I)
+    )
+    if words.YES_NO_START.match(question) and not alternative:
         return "yes_no"
     if words.COUNT_START.search(question) and not words.NOT_COUNTED.search(question):
         return "count"
-    listed = re.search(r"\bor\b|\bwhich of\b|\bout of\b|\bbetween\b", question, re.I)
-    if (
-        named >= 2
-        and listed
-        and (
-            words.MAX_CUES.search(question)
-            or words.MIN_CUES.search(question)
-            or words.EARLY_CUES.search(question)
-            or words.LATE_CUES.search(question)
-        )
-    ):
-        return "compare"  # fmt: skip
+    if ranked and re.search(r"\bor\b|\bwhich of\b|\bout of\b|\bbetween\b", question, re.I):
+        return "compare"
     if words.SUPERLATIVE_CUES.search(question) and _class_noun(question) is not None and named <= 1:
         return "superlative"
     return "lookup"

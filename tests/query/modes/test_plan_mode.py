@@ -77,6 +77,25 @@ def test_a_comparison_answers_the_name_with_both_values(engine, dump):
     assert step(result).outcome == "answered" and "Chile" in step(result).reason
 
 
+@pytest.mark.parametrize(
+    "question",
+    ["Is Belgium or Chile the more populous country?", "Does Chile or Belgium have more inhabitants?"],
+)
+def test_an_alternative_question_is_a_comparison_answered_by_name(engine, dump, question):
+    """An alternative question ("Is A or B more …?") opens like a yes/no one but asks to choose a name."""
+    result = engine.ask(question)
+    values = {eid: amount(current(dump[eid], "P1082")) for eid in ("Q298", "Q31")}
+    assert result.plan is not None and result.plan.operation == "compare"
+    assert result.mode == "kg-plan" and result.answer == label(dump, max(values, key=values.__getitem__))
+
+
+def test_a_yes_no_comparison_with_than_stays_yes_no(engine, dump):
+    result = engine.ask("Is Belgium more populous than Chile?")
+    belgium, chile = (amount(current(dump[eid], "P1082")) for eid in ("Q31", "Q298"))
+    assert result.plan is not None and result.plan.operation == "yes_no"
+    assert result.answer == ("yes" if belgium > chile else "no")
+
+
 def test_a_comparison_converts_square_metres(engine, dump):
     result = engine.ask("Which is smaller by area, Lausanne or Siena?")
     areas = {eid: amount(current(dump[eid], "P2046"), SQ_KM) for eid in ("Q807", "Q2751")}
