@@ -24,8 +24,18 @@ from types import TracebackType
 from typing import Any
 
 import kuzu
+import pyarrow.parquet as pq
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class GraphMemoryError(MemoryError):
+    """A bulk load that needs a larger buffer pool than the store was given.
+
+    Kùzu's COPY holds what it loads (a node table's primary-key index, a rel table's rows grouped by
+    source node) in the buffer pool, so the pool a COPY needs grows with the table, and a load past it
+    fails with "buffer pool is full" half way. This error names the table, its rows and the pool, and
+    what to raise, instead of Kùzu's bare message."""
 
 
 def _identifier(name: str) -> str:
@@ -44,6 +54,7 @@ class GraphStore:
         self._local = threading.local()
         self._connections: dict[threading.Thread, kuzu.Connection] = {}
         self._lock = threading.Lock()
+        self.buffer_pool_mb: int | None = None  # the cap ``create`` set; None: Kùzu's default
 
     @classmethod
     def create(cls, path: Path, buffer_pool_mb: int | None = None) -> GraphStore:
@@ -56,7 +67,9 @@ class GraphStore:
             raise FileExistsError(f"graph database already exists: {path}; remove it or build elsewhere")
         path.parent.mkdir(parents=True, exist_ok=True)
         pool = (buffer_pool_mb << 20) if buffer_pool_mb else 0
-        return cls(kuzu.Database(str(path), buffer_pool_size=pool), path, read_only=False)
+        store = cls(kuzu.Database(str(path), buffer_pool_size=pool), path, read_only=False)
+        store.buffer_pool_mb = buffer_pool_mb
+        return store
 
     @classmethod
     def open(cls, path: Path, read_only: bool = True) -> GraphStore:
@@ -107,7 +120,19 @@ class GraphStore:
         text = str(path)
         if "'" in text or "\\" in text:  # COPY takes no parameter for its path; keep the literal safe
             raise ValueError(f"Parquet path must not contain quotes or backslashes: {text!r}")
-        self.execute(f"COPY {_identifier(table)} FROM '{text}'")
+        try:
+            self.execute(f"COPY {_identifier(table)} FROM '{text}'")
+        except RuntimeError as error:
+            if "buffer pool is full" not in str(error):
+                raise
+            rows = pq.ParquetFile(path).metadata.num_rows
+            pool = self.buffer_pool_mb or "default"
+            raise GraphMemoryError(
+                f"COPY of {rows:,} rows into {table} needs more than the graph's {pool} MB buffer "
+                f"pool (Kùzu: {error}). The pool a COPY needs grows with the table "
+                "(benchmarks/results/scale/kuzu_pool.md); raise index.memory_mb (the pool is half of it) for "
+                "the graph task"
+            ) from error
 
     def tables(self) -> dict[str, str]:
         """Table name -> 'NODE' or 'REL'."""

@@ -13,15 +13,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from index import layout
 from index.duck import MemoryBudget, connect
 from index.evidence_reader import EvidenceReader, write_duplicates
-from index.graph import REL_TABLES, GraphIndex, GraphStats
+from index.graph import REL_TABLES, SCHEMA, GraphIndex, GraphStats
 from index.graph_build import build_graph
-from index.kuzu_store import GraphStore
+from index.kuzu_store import GraphMemoryError, GraphStore
 from index.lexicon import Lexicon
 from index.names import ENTITIES, NameStore, build_names
 from ingest.parquet_sink import rows_to_table
@@ -301,3 +302,37 @@ def test_links_to_other_namespaces_are_skipped_and_counted(
     assert stats.links_skipped == 2
     assert stats.edges["LINKS_TO"] == 50
     assert stats.edges["FACT"] == stats.edges["MENTIONS"] == 0
+
+
+def _entity_nodes(path: Path, rows: int) -> Path:
+    """Entity nodes as the graph build writes them (COPY column order), ``rows`` distinct ids."""
+    table = pa.table(
+        {
+            "id": [f"Q{900_000_000 + i}" for i in range(rows)],
+            "label": [f"Synthetic item {i}" for i in range(rows)],
+            "description": ["an item made for a memory test"] * rows,
+            "page_title": [None] * rows,
+            "popularity": [float(i % 97) for i in range(rows)],
+        }
+    )
+    pq.write_table(table, path)
+    return path
+
+
+def test_a_copy_past_the_buffer_pool_names_the_table_and_the_setting(tmp_path: Path) -> None:
+    """Kùzu's COPY needs a buffer pool that grows with the table; past it the load fails with a message
+    naming the table, its rows, the pool and the setting to raise. The same file loads whole when the pool
+    is large enough."""
+    nodes = _entity_nodes(tmp_path / "Entity.parquet", 200_000)
+    with GraphStore.create(tmp_path / "small.kuzu", buffer_pool_mb=16) as store:
+        store.ddl(SCHEMA)
+        with pytest.raises(GraphMemoryError) as failed:
+            store.copy_from("Entity", nodes)
+    message = str(failed.value)
+    assert "200,000 rows into Entity" in message
+    assert "16 MB buffer pool" in message
+    assert "index.memory_mb" in message
+    with GraphStore.create(tmp_path / "large.kuzu", buffer_pool_mb=256) as store:
+        store.ddl(SCHEMA)
+        store.copy_from("Entity", nodes)
+        assert store.count("Entity") == 200_000
