@@ -33,6 +33,7 @@ from index.build_stages import (
     verbalize_job,
 )
 from index.rebuild_report import make_report, render_markdown, write_report
+from index.remote_versions import remote_root, upload_version
 from index.shared_state import local, portable, require_marker, run_name, write_marker
 from index.versions import VersionStore
 from ingest.pipeline import IngestInputs, finish_ingest, prepare_ingest_dir, sample_inputs
@@ -299,16 +300,21 @@ def validate(params: Json, plan: Json) -> dict[str, str]:
 
 
 def publish(params: Json, plan: Json, stages: list[Json], validation: dict[str, str]) -> Json:
-    """Publish the version (atomic ``current`` switch); returns its manifest."""
+    """Publish the version (atomic ``current`` switch), then upload it when a remote is configured (its
+    remote ``current`` moves last, after every file); returns its manifest. A retried step finds the
+    version published and its upload complete, and only points the remote ``current`` again."""
     settings = RebuildParams.model_validate(params).settings()
     reports = {r.name: r for r in (StageReport.model_validate(s) for s in stages)}
+    build = _local_plan(settings, plan, "publish")
     manifest = publish_build(
-        _local_plan(settings, plan, "publish"),
+        build,
         json.loads(settings.model_dump_json()),
         settings.index.keep_versions,
         reports,
         validation,
     )
+    if (remote := remote_root(settings.remote)) is not None:
+        upload_version(Path(build.index_dir) / manifest.version, remote)
     return manifest.model_dump(mode="json")
 
 
