@@ -7,8 +7,11 @@ exercised and used without a server. pyarrow is a dependency already, and its ``
 AWS sources (environment, ``~/.aws``), never from our settings.
 
 Files move in ``chunk_bytes`` pieces, hashed (SHA-256) on the way, so a file of any size costs one chunk
-of memory and one pass. This module sits in ``ingest`` (the lowest layer that reads files) because dumps
-are read from object storage too; the index version store builds on it.
+of memory and one pass. Every stream is opened with ``compression=None``: pyarrow otherwise guesses a codec
+from the name and would inflate a ``.bz2`` dump on download (or deflate a ``.gz`` on upload).
+
+This module sits in ``ingest`` (the lowest layer that reads files) because dumps are read from object
+storage too; the index version store builds on it.
 """
 
 from __future__ import annotations
@@ -88,7 +91,7 @@ class RemoteRoot:
     def read_bytes(self, key: str) -> bytes:
         """A small object's whole content (pointers, file lists); a missing one raises ``RemoteError``."""
         try:
-            with self.fs.open_input_stream(self.path(key)) as f:
+            with self.fs.open_input_stream(self.path(key), compression=None) as f:
                 return f.read()
         except FileNotFoundError:
             raise RemoteError(f"{self.url}/{key} does not exist") from None
@@ -109,7 +112,7 @@ class RemoteRoot:
             finally:
                 tmp.unlink(missing_ok=True)
             return
-        with self.fs.open_output_stream(target) as out:
+        with self.fs.open_output_stream(target, compression=None) as out:
             out.write(data)
 
     def upload(self, local: Path, key: str, tick: Callable[[int], object] | None = None) -> Moved:
@@ -118,7 +121,7 @@ class RemoteRoot:
         if isinstance(self.fs, pafs.LocalFileSystem):
             Path(target).parent.mkdir(parents=True, exist_ok=True)
         digest, size = hashlib.sha256(), 0
-        with open(local, "rb") as src, self.fs.open_output_stream(target) as out:
+        with open(local, "rb") as src, self.fs.open_output_stream(target, compression=None) as out:
             while chunk := src.read(self.chunk_bytes):
                 digest.update(chunk)
                 out.write(chunk)
@@ -135,7 +138,7 @@ class RemoteRoot:
         digest, size = hashlib.sha256(), 0
         Path(local).parent.mkdir(parents=True, exist_ok=True)
         try:
-            src = self.fs.open_input_stream(self.path(key))
+            src = self.fs.open_input_stream(self.path(key), compression=None)
         except FileNotFoundError:
             raise RemoteError(f"{self.url}/{key} does not exist") from None
         with src, open(local, "wb") as out:

@@ -107,7 +107,7 @@ def test_a_damaged_or_missing_remote_file_fails_the_sync_and_keeps_current(
     damaged, missing = names[0], names[1]
     key = remote.path(version_key("v2", damaged))
     original = (second / damaged).read_bytes()
-    with remote.fs.open_output_stream(key) as out:
+    with remote.fs.open_output_stream(key, compression=None) as out:
         out.write(bytes([original[0] ^ 0xFF]) + original[1:])  # same size, other bytes
 
     with pytest.raises(SyncError, match=rf"{damaged}.*has {len(original):,} bytes with SHA-256"):
@@ -116,7 +116,7 @@ def test_a_damaged_or_missing_remote_file_fails_the_sync_and_keeps_current(
     assert not (node / "v2").exists()
 
     upload_version(second, remote)  # its complete list is there: only current is written again
-    with remote.fs.open_output_stream(key) as out:
+    with remote.fs.open_output_stream(key, compression=None) as out:
         out.write(original)
     remote.fs.delete_file(remote.path(version_key("v2", missing)))
     with pytest.raises(SyncError, match=rf"{missing} of v2 cannot be downloaded: .*does not exist"):
