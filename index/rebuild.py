@@ -33,9 +33,11 @@ from index.build_stages import (
     verbalize_job,
 )
 from index.rebuild_report import make_report, render_markdown, write_report
+from index.remote_versions import remote_root, upload_version
 from index.shared_state import local, portable, require_marker, run_name, write_marker
 from index.versions import VersionStore
 from ingest.pipeline import IngestInputs, finish_ingest, prepare_ingest_dir, sample_inputs
+from ingest.remote_inputs import stage_inputs
 from ingest.shard_plan import (
     IngestOptions,
     ShardJob,
@@ -54,13 +56,16 @@ Json = dict[str, Any]
 PathMap = Callable[[str | None], str | None]
 
 
-def _local_path(value: str) -> str:
+def _source(value: str) -> str:
+    """A dump source: a local path (file:// URIs become one) or an s3:// URL, which ``discover`` stages."""
     if value.startswith("file://"):
         return value.removeprefix("file://")
+    if value.startswith("s3://"):
+        return value
     if "://" in value:
         raise ValueError(
-            f"{value!r}: only local paths and file:// URIs are read; put remote dumps on the shared "
-            "storage the workers mount (see README, scale-out) and pass that path"
+            f"{value!r}: dumps are read from local paths, file:// URIs and s3:// URLs; put other remote "
+            "dumps on the shared storage the workers mount (see README, scale-out) and pass that path"
         )
     return value
 
@@ -90,12 +95,12 @@ class RebuildParams(BaseModel):
     @field_validator("wikidata", "wikipedia")
     @classmethod
     def _paths(cls, values: list[str]) -> list[str]:
-        return [_local_path(v) for v in values]
+        return [_source(v) for v in values]
 
     @field_validator("ottqa")
     @classmethod
     def _path(cls, value: str | None) -> str | None:
-        return _local_path(value) if value else None
+        return _source(value) if value else None
 
     def settings(self) -> HqaSettings:
         return HqaSettings.load(
@@ -103,11 +108,12 @@ class RebuildParams(BaseModel):
         )
 
     def inputs(self, settings: HqaSettings) -> IngestInputs:
-        inputs = IngestInputs(
-            [Path(p) for p in self.wikidata],
-            [Path(p) for p in self.wikipedia],
-            Path(self.ottqa) if self.ottqa else None,
+        """The dumps as local files: s3:// ones downloaded (once, while unchanged) into the shared ingest
+        folder's scratch, where every ingest worker finds them (``ingest.remote_inputs``)."""
+        staged = stage_inputs(
+            self.wikidata, self.wikipedia, self.ottqa, out_dir=settings.ingest_dir, settings=settings.remote
         )
+        inputs = staged.inputs
         return sample_inputs(settings.samples_dir) if inputs.is_empty() else inputs
 
     def ingest_options(self, settings: HqaSettings) -> IngestOptions:
@@ -299,16 +305,21 @@ def validate(params: Json, plan: Json) -> dict[str, str]:
 
 
 def publish(params: Json, plan: Json, stages: list[Json], validation: dict[str, str]) -> Json:
-    """Publish the version (atomic ``current`` switch); returns its manifest."""
+    """Publish the version (atomic ``current`` switch), then upload it when a remote is configured (its
+    remote ``current`` moves last, after every file); returns its manifest. A retried step finds the
+    version published and its upload complete, and only points the remote ``current`` again."""
     settings = RebuildParams.model_validate(params).settings()
     reports = {r.name: r for r in (StageReport.model_validate(s) for s in stages)}
+    build = _local_plan(settings, plan, "publish")
     manifest = publish_build(
-        _local_plan(settings, plan, "publish"),
+        build,
         json.loads(settings.model_dump_json()),
         settings.index.keep_versions,
         reports,
         validation,
     )
+    if (remote := remote_root(settings.remote)) is not None:
+        upload_version(Path(build.index_dir) / manifest.version, remote)
     return manifest.model_dump(mode="json")
 
 

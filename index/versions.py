@@ -150,10 +150,11 @@ class VersionStore:
         """Version names sort by time: 'v20261122T031500123456Z'."""
         return f"v{when.astimezone(UTC).strftime('%Y%m%dT%H%M%S%fZ')}"
 
-    def start(self, version: str) -> Path:
-        """The folder a build writes into; invisible to readers until ``publish``."""
+    def start(self, version: str, *, resume: bool = False) -> Path:
+        """The folder a build writes into; invisible to readers until ``publish``. ``resume`` takes over
+        the folder an interrupted writer left (a sync keeps the files it had already checked)."""
         path = self.root / f"{BUILDING_PREFIX}{version}"
-        path.mkdir(parents=True, exist_ok=False)
+        path.mkdir(parents=True, exist_ok=resume)
         return path
 
     def publish(self, building: Path, manifest: Manifest) -> Path:
@@ -162,17 +163,24 @@ class VersionStore:
         (building / MANIFEST).write_text(manifest.model_dump_json(indent=2))
         final = self.root / manifest.version
         os.replace(building, final)
+        self.point_current(manifest.version)
+        return final
+
+    def point_current(self, version: str) -> None:
+        """Point ``current`` at the published ``version``, atomically (``publish``, and a sync that finds
+        the version it was asked for already here)."""
+        if not (self.root / version / MANIFEST).is_file():
+            raise FileNotFoundError(f"{self.root / version} is not a published version: nothing to point at")
         link_tmp = self.root / f".{CURRENT}.{os.getpid()}"
         if link_tmp.is_symlink() or link_tmp.exists():
             link_tmp.unlink()
-        link_tmp.symlink_to(manifest.version)  # relative: the root folder can move
+        link_tmp.symlink_to(version)  # relative: the root folder can move
         # the same pointer as a small file, replaced atomically: for file systems and object stores
         # without symlinks (and readers on hosts that copy the root rather than mount it)
         pointer_tmp = self.root / f".{CURRENT_FILE}.{os.getpid()}"
-        pointer_tmp.write_text(json.dumps({"version": manifest.version}))
+        pointer_tmp.write_text(json.dumps({"version": version}))
         os.replace(pointer_tmp, self.root / CURRENT_FILE)
         os.replace(link_tmp, self.root / CURRENT)
-        return final
 
     def abandon(self, building: Path) -> None:
         shutil.rmtree(building, ignore_errors=True)

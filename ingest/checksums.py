@@ -71,12 +71,20 @@ class ChecksumCache:
         digest = file_sha256(Path(path))
         if FileStamp.of(path) != before:
             raise RuntimeError(f"{path} changed while it was checksummed: run again once it is complete")
-        self.folder.mkdir(parents=True, exist_ok=True)
-        entry = self._entry(before)
-        tmp = entry.with_name(f".{entry.name}.{os.getpid()}.tmp")
-        tmp.write_text(FileChecksum(stamp=before, sha256=digest).model_dump_json())
-        tmp.replace(entry)
+        self._save(before, digest)
         return digest
+
+    def remember(self, path: Path, sha256: str) -> None:
+        """Save a checksum computed while the file was written (a dump downloaded and hashed on the way),
+        so planning does not read the file again."""
+        self._save(FileStamp.of(path), sha256)
+
+    def _save(self, stamp: FileStamp, sha256: str) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        entry = self._entry(stamp)
+        tmp = entry.with_name(f".{entry.name}.{os.getpid()}.tmp")
+        tmp.write_text(FileChecksum(stamp=stamp, sha256=sha256).model_dump_json())
+        tmp.replace(entry)
 
     def sha256_many(self, paths: Iterable[Path], *, threads: int = 1) -> dict[Path, str]:
         """Checksums of ``paths``; those not saved are hashed ``threads`` files at a time."""

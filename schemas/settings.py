@@ -162,6 +162,43 @@ class AirflowSettings(BaseModel):
         }
 
 
+class RemoteSettings(BaseModel):
+    """Object storage for published index versions and dumps (HQA_REMOTE__URL=…, or a [remote] table).
+
+    Credentials are never settings: the S3 client reads the standard AWS variables (AWS_ACCESS_KEY_ID,
+    AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN) or ~/.aws, so they stay out of config files, flags and the
+    manifests that record the settings. ``endpoint`` and ``region`` also apply to ``s3://`` dump sources.
+    """
+
+    url: str | None = Field(
+        None,
+        description="root of the published versions, s3://bucket/prefix or file:///abs/path; None = "
+        "no remote (builds publish locally only)",
+    )
+    endpoint: str | None = Field(
+        None,
+        description="S3-compatible server, e.g. http://127.0.0.1:9000 (MinIO, moto); None = AWS itself",
+    )
+    region: str = Field("us-east-1", description="S3 region of the bucket")
+    chunk_mb: int = Field(
+        8, ge=1, le=512, description="bytes moved per read or write while streaming a file (memory per file)"
+    )
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("s3://", "file:///")):
+            raise ValueError(f"remote url must be s3://bucket/prefix or file:///abs/path, got {value!r}")
+        return value.rstrip("/") if value else value
+
+    @field_validator("endpoint")
+    @classmethod
+    def _endpoint(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError(f"remote endpoint must start with http:// or https://, got {value!r}")
+        return value
+
+
 class HqaSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="HQA_", env_nested_delimiter="__", extra="forbid")
 
@@ -190,6 +227,7 @@ class HqaSettings(BaseSettings):
     )
     index: IndexSettings = Field(default_factory=IndexSettings)
     airflow: AirflowSettings = Field(default_factory=AirflowSettings)
+    remote: RemoteSettings = Field(default_factory=RemoteSettings)
 
     @property
     def parser_workers(self) -> int:

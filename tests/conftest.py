@@ -6,6 +6,8 @@ import bz2
 import importlib.util
 import json
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -13,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from schemas.settings import HqaSettings
+from schemas.settings import HqaSettings, RemoteSettings
 
 if TYPE_CHECKING:
     from ingest.pipeline import IngestReport
@@ -101,6 +103,40 @@ def sample_index(
     index_settings = settings.model_copy(update={"state_dir": state})
     result = build_index(index_settings, ingest_dir=sample_ingest.out_dir)
     return index_settings, result
+
+
+@dataclass(frozen=True)
+class S3Bucket:
+    """A bucket on the local S3 server: what a test needs to name it in settings."""
+
+    endpoint: str
+    bucket: str
+
+    def settings(self) -> RemoteSettings:
+        return RemoteSettings(endpoint=self.endpoint, region="us-east-1", chunk_mb=1)
+
+    def url(self, prefix: str) -> str:
+        return f"s3://{self.bucket}/{prefix}"
+
+
+@pytest.fixture(scope="session")
+def s3_bucket(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Bucket]:
+    """moto's S3 server on 127.0.0.1 (tests.object_store_server), one bucket on it, and fake credentials in
+    the standard AWS variables for the session; the server is stopped by its pid afterwards."""
+    import pyarrow.fs as pafs
+
+    from tests import object_store_server
+
+    root = tmp_path_factory.mktemp("s3-server")
+    with pytest.MonkeyPatch.context() as env, object_store_server.running(root) as server:
+        for name, value in object_store_server.CREDENTIALS.items():
+            env.setenv(name, value)
+        endpoint = server.url.removeprefix("http://")
+        fs = pafs.S3FileSystem(
+            endpoint_override=endpoint, scheme="http", region="us-east-1", allow_bucket_creation=True
+        )
+        fs.create_dir("hqa-test")
+        yield S3Bucket(server.url, "hqa-test")
 
 
 def load_script(path: Path) -> ModuleType:

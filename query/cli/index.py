@@ -12,6 +12,7 @@ from index.build import BuildResult, build_index
 from index.build_stages import dir_bytes
 from index.integrity import damaged_files, repair_hint
 from index.rebuild_report import LATEST, make_report, write_report
+from index.remote_versions import remote_root, upload_version
 from index.versions import MANIFEST, VersionGone, VersionLease, VersionStore
 from ingest.progress import progress
 from query.cli.console import console, shown
@@ -110,6 +111,12 @@ def cmd_build(args: argparse.Namespace, settings: HqaSettings) -> int:
     path = write_report(make_report(outcomes, plan, result.manifest), settings.reports_dir)
     print_build(result)
     console.print(f"Report: {path}")
+    if (remote := remote_root(settings.remote)) is not None:  # as the rebuild DAG's publish step does
+        uploaded = upload_version(result.version_dir, remote)
+        what = "uploaded to" if uploaded.uploaded else "already at"
+        console.print(
+            f"Index {uploaded.version} {what} {shown(uploaded.url)}; its remote current points at it."
+        )
     return 0
 
 

@@ -8,11 +8,12 @@ from pathlib import Path
 from rich.table import Table
 
 from ingest.pipeline import IngestInputs, IngestReport, run_ingest, sample_inputs
+from ingest.remote_inputs import stage_inputs
 from ingest.shard_output import ErrorRateExceeded
 from ingest.shard_plan import IngestOptions
 from ingest.shards import Shard
 from ingest.wikidata.ingest import WikidataScope
-from query.cli.console import console
+from query.cli.console import console, shown
 from schemas.settings import HqaSettings
 
 
@@ -35,10 +36,15 @@ def add_ingest(sub: argparse._SubParsersAction) -> None:
 def add_ingest_arguments(p: argparse.ArgumentParser) -> None:
     """Input and scope flags shared by ``hqa ingest`` and ``hqa build``."""
     p.add_argument(
-        "--wikidata", type=Path, action="append", default=[], help="Wikidata JSON dump (repeatable)"
+        "--wikidata",
+        action="append",
+        default=[],
+        help="Wikidata JSON dump, a path or an s3:// URL (repeatable)",
     )
-    p.add_argument("--wikipedia", type=Path, action="append", default=[], help="pages-articles XML dump")
-    p.add_argument("--ottqa", type=Path, help="folder holding OTT-QA tables.json.gz and passages.json.gz")
+    p.add_argument("--wikipedia", action="append", default=[], help="pages-articles XML dump (path or s3://)")
+    p.add_argument(
+        "--ottqa", help="folder (or s3:// prefix) holding OTT-QA tables.json.gz and passages.json.gz"
+    )
     p.add_argument("--ottqa-limit", type=int, help="read only the first N tables and passages")
     p.add_argument(
         "--samples", action="store_true", help="ingest the bundled sample dumps (default if no input)"
@@ -73,8 +79,16 @@ def cmd_ingest(args: argparse.Namespace, settings: HqaSettings) -> int:
 def run_ingest_from_args(
     args: argparse.Namespace, settings: HqaSettings, *, skip_unchanged: bool = False, prune: bool = False
 ) -> IngestReport | None:
-    """Run the ingest the flags describe; None (after saying why) when the error-rate limit tripped."""
-    inputs = IngestInputs(args.wikidata, args.wikipedia, args.ottqa)
+    """Run the ingest the flags describe; None (after saying why) when the error-rate limit tripped.
+
+    ``s3://`` sources are first downloaded to the ingest folder's scratch (``ingest.remote_inputs``)."""
+    out_dir = args.out or settings.ingest_dir
+    staged = stage_inputs(
+        args.wikidata, args.wikipedia, args.ottqa, out_dir=out_dir, settings=settings.remote
+    )
+    for url in staged.downloaded:
+        console.print(f"Downloaded {shown(url)} to the ingest folder's scratch")
+    inputs = staged.inputs
     if args.samples or inputs.is_empty():
         samples = sample_inputs(settings.samples_dir)
         inputs = IngestInputs(
@@ -82,7 +96,6 @@ def run_ingest_from_args(
             inputs.wikipedia + samples.wikipedia,
             inputs.ottqa or samples.ottqa,
         )
-    out_dir = args.out or settings.ingest_dir
     try:
         report = run_ingest(
             inputs,

@@ -13,6 +13,7 @@ from query.cli.index import add_build, add_info, add_verify, cmd_build, cmd_info
 from query.cli.ingest import add_ingest, cmd_ingest
 from query.cli.models import add_models, cmd_models
 from query.cli.serve import add_serve, cmd_serve
+from query.cli.sync import add_sync, cmd_sync
 from schemas.settings import HqaSettings
 
 
@@ -26,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_build(sub)
     add_info(sub)
     add_verify(sub)
+    add_sync(sub)
     add_ask(sub)
     add_answer(sub)
     add_eval(sub)
@@ -57,6 +59,8 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_info(args, settings)
     if args.command == "verify":
         return cmd_verify(args, settings)
+    if args.command == "sync":
+        return cmd_sync(args, settings)
     if args.command == "ask":
         return cmd_ask(args, settings)
     if args.command == "answer":

@@ -11,7 +11,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from index.versions import VersionStore
+from index.remote_versions import remote_listing
+from index.versions import MANIFEST, VersionStore
+from ingest.object_store import RemoteRoot
 from tests.conftest import ENWIKI_SAMPLE, ENWIKI_TABLES, OTTQA, WIKIDATA_API, WIKIDATA_ITEMS
 
 REBUILD, QA = "hqa_index_rebuild", "hqa_batch_qa"
@@ -52,12 +54,15 @@ def dumps(tmp_path_factory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
-def airflow_env(tmp_path_factory, sample_index, airflow_db):
-    """Task settings come from the environment, as on a worker: a fresh state folder per module."""
+def airflow_env(tmp_path_factory, sample_index, airflow_db, s3_bucket):
+    """Task settings come from the environment, as on a worker: a fresh state folder per module, and a
+    remote on the local S3 server that the publish step uploads each version to."""
     index_settings, _ = sample_index
     state = tmp_path_factory.mktemp("airflow-state")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("HQA_STATE_DIR", str(state))
+        mp.setenv("HQA_REMOTE__URL", s3_bucket.url("airflow"))
+        mp.setenv("HQA_REMOTE__ENDPOINT", s3_bucket.endpoint)
         # The fixture's cache holds every sample embedding: the DAG re-embeds nothing.
         mp.setenv("HQA_EMBEDDING_CACHE", str(index_settings.embedding_cache_dir))
         yield state
@@ -104,7 +109,7 @@ def first_run(dag_bag, airflow_env, dumps):
     return run, states, _report(airflow_env), events_before
 
 
-def test_rebuild_dag_builds_the_same_index_as_hqa_build(first_run, airflow_env, sample_index):
+def test_rebuild_dag_builds_the_same_index_as_hqa_build(first_run, airflow_env, sample_index, s3_bucket):
     run, states, report, events_before = first_run
     assert str(run.state) == "success", states
     assert all(s == {"success"} for s in states.values()), states
@@ -126,6 +131,9 @@ def test_rebuild_dag_builds_the_same_index_as_hqa_build(first_run, airflow_env, 
     assert manifest.stages["vectors"].details["embedded"] == 0  # all from the shared cache
     events = _asset_events()
     assert len(events) == events_before + 1 and events[-1]["version"] == manifest.version
+    remote = RemoteRoot.open(s3_bucket.url("airflow"), s3_bucket.settings())
+    assert remote_listing(remote).files.keys() == {*manifest.files, MANIFEST}
+    assert remote_listing(remote).version == manifest.version
 
 
 def test_rerun_with_unchanged_inputs_skips_every_shard_and_publishes_nothing(
