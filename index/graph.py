@@ -24,8 +24,9 @@ SCHEMA = (
     "CREATE NODE TABLE Entity(id STRING PRIMARY KEY, label STRING, description STRING, "
     "page_title STRING, popularity DOUBLE)",
     "CREATE NODE TABLE Page(title STRING PRIMARY KEY, page_id INT64, ingested BOOLEAN)",
-    "CREATE NODE TABLE Evidence(id STRING PRIMARY KEY, source_type STRING, title STRING, text STRING, "
-    "lead BOOLEAN)",
+    # no title or text: no graph query reads them (the evidence Parquet and BM25 hold them), and at full
+    # size they would be ~a third of the graph's bytes (benchmarks/results/scale/kuzu_pool.md)
+    "CREATE NODE TABLE Evidence(id STRING PRIMARY KEY, source_type STRING, lead BOOLEAN)",
     "CREATE REL TABLE FACT(FROM Entity TO Entity, property STRING, label STRING, statement_id STRING, "
     "rank STRING, qualifiers STRING, evidence_id STRING)",
     "CREATE REL TABLE LINKS_TO(FROM Page TO Page, source_kind STRING, relation STRING, anchor STRING, "

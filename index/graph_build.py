@@ -60,7 +60,7 @@ class GraphTables:
         self.statement_files = statements
         self.rel = {
             "evidence": evidence.sql(
-                ["evidence_id", "source_type", "title", "text", "page_title", "entity_ids", "provenance"]
+                ["evidence_id", "source_type", "page_title", "entity_ids", "provenance"]
             ),
             "statements": (
                 f"(SELECT {STATEMENT_COLUMNS}, pos FROM {read_sql(statements, position=True)} "
@@ -275,7 +275,7 @@ def _entities(tables: GraphTables, entity_records: Path) -> str:
 
 def _evidence_nodes(tables: GraphTables) -> str:
     return f"""
-        SELECT evidence_id AS id, source_type, title, text,
+        SELECT evidence_id AS id, source_type,
                source_type = 'text' AND coalesce(len(provenance.section_path), 0) = 0 AS lead
         FROM {tables.rel["evidence"]} ORDER BY pos"""
 

@@ -39,7 +39,7 @@ def validate_version(building: Path, ingest_dir: Path, con: duckdb.DuckDBPyConne
     ones, and each evidence id they cite is in the evidence."""
     evidence = EvidenceReader(building)
     expected = evidence.rows()
-    first = evidence.first(["evidence_id", "text"])
+    first = evidence.first(["evidence_id", "text", "source_type"])
     results: dict[str, str] = {}
 
     def check(name: str, fn: Callable[[], str | None]) -> None:
@@ -92,9 +92,10 @@ def validate_version(building: Path, ingest_dir: Path, con: duckdb.DuckDBPyConne
             if count != expected:
                 return f"{count} evidence nodes for {expected} evidence rows"
             rows = index.query(
-                "MATCH (e:Evidence {id: $id}) RETURN e.text AS text", {"id": first["evidence_id"]}
+                "MATCH (e:Evidence {id: $id}) RETURN e.source_type AS source_type",
+                {"id": first["evidence_id"]},
             )
-            return None if rows and rows[0]["text"] == first["text"] else "smoke query missed"
+            return None if rows and rows[0]["source_type"] == first["source_type"] else "smoke query missed"
 
     def statements() -> str | None:
         store = StatementStore(building / layout.STATEMENT_TABLE)
