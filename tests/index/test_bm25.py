@@ -1,15 +1,14 @@
-"""The BM25 index holds each evidence row exactly as given, however its text is written: documents reach
-Tantivy as JSON lines, so newlines, quotes, line separators and a missing page title must survive that."""
+"""The BM25 index holds each evidence row exactly as given (newlines, quotes, line separators, a missing
+page title) and finds it by its text, its source type and its entities."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pyarrow as pa
 import tantivy
 
-from index.bm25 import COLUMNS, Bm25Index, build_bm25, document_json
+from index.bm25 import COLUMNS, Bm25Index, build_bm25
 
 ROWS = {
     "evidence_id": ["e1", "e2", "e3"],
@@ -34,11 +33,6 @@ def _batch() -> pa.RecordBatch:
 
 def _expected(row: int) -> dict:
     return {name: ROWS[name][row] if name != "page_title" else ROWS[name][row] or "" for name in COLUMNS}
-
-
-def test_each_row_becomes_the_json_of_its_document() -> None:
-    lines = document_json(_batch())
-    assert [json.loads(line) for line in lines] == [_expected(i) for i in range(3)]
 
 
 def test_the_index_stores_every_field_as_given_and_finds_by_text_source_and_entity(tmp_path: Path) -> None:
