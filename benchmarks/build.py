@@ -1,7 +1,7 @@
 """Index build throughput on the OTT-QA corpus, each stage beside the raw speed of its engine.
 
     .venv/bin/python benchmarks/build.py --ottqa DIR [--embed-limit N] [--rounds 2] [--work DIR] [--out DIR]
-        [--wikidata-copies 5] [--reader-workers 2]
+        [--wikidata-copies 5] [--reader-workers 2] [--stages wikidata,ottqa,verbalize,bm25,graph,embeddings]
 
 Stages and their raw baselines, measured in the same run:
 - verbalize: ``verbalize_file`` vs reading the same ingest rows into Python dicts (the floor cost of
@@ -31,6 +31,7 @@ import sys
 import time
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import polars as pl
 import pyarrow as pa
@@ -127,20 +128,81 @@ def top_k(matrix: np.ndarray, queries: np.ndarray, k: int) -> np.ndarray:
     return np.argsort(-(queries @ matrix.T), axis=1)[:, :k]
 
 
+EMBED_MODEL = "all-MiniLM-L6-v2"
+"""The transformer the embeddings row compares with its bare SentenceTransformer (the build's default
+embedder is now a static model, which has no such raw engine)."""
+
+STAGES = ("wikidata", "ottqa", "verbalize", "bm25", "graph", "embeddings")
+"""What ``--stages`` may name. Stages after the readers need the evidence: when ``verbalize`` is not among
+them it still runs, once and untimed, to make it."""
+
+
 def run(args: argparse.Namespace) -> dict:
+    stages = set(args.stages)
     settings = HqaSettings()
     work = args.work
     ingest_dir = work / "ingest"
-    rows: list[dict] = []
+    result: dict = {"command": "python " + " ".join(shlex.quote(a) for a in sys.argv), "machine": machine()}
+    rows: list[dict] = Rows()
+    if stages & {"wikidata", "ottqa"}:
+        rows += reader_rows(args, stages)
+    if stages & {"verbalize", "bm25", "graph", "embeddings"}:
+        index_stages(args, stages, settings, ingest_dir, rows, result)
+    result["rows"] = [
+        {**r, "raw": round(r["raw"], 1), "ours": round(r["ours"], 1), "ratio": round(r["ours"] / r["raw"], 2)}
+        for r in rows
+    ]
+    return result
+
+
+class Rows(list):
+    """The result rows, each printed as it is measured: a stage that fails later loses none of them."""
+
+    def append(self, row: dict) -> None:
+        print(json.dumps(row), flush=True)
+        super().append(row)
+
+    def __iadd__(self, rows):  # type: ignore[override]
+        for row in rows:
+            self.append(row)
+        return self
+
+
+def reader_rows(args: argparse.Namespace, stages: set[str]) -> list[dict]:
+    readers = args.work / "readers"
+    shutil.rmtree(readers, ignore_errors=True)
+    readers.mkdir()
+    rows = []
+    if "wikidata" in stages:
+        rows.append(wikidata_plain(readers, args.wikidata_copies, args.reader_workers, args.rounds))
+    if "ottqa" in stages:
+        rows.append(ottqa_adapter(args.ottqa, readers, args.reader_workers, args.rounds))
+    shutil.rmtree(readers)
+    return rows
+
+
+def verbalize_once(ingest_dir: Path, out: Path, names: NameStore) -> dict:
+    """The evidence the later stages need, made without timing when verbalize is not measured."""
+    records = evidence = 0
+    for table, path in ingest_files(ingest_dir):
+        stats = verbalize_file(table, path, out, names)
+        records, evidence = records + stats.records, evidence + stats.evidence
+    return {"records": records, "evidence": evidence, "rounds": []}
+
+
+def index_stages(
+    args: argparse.Namespace,
+    stages: set[str],
+    settings: HqaSettings,
+    ingest_dir: Path,
+    rows: list[dict],
+    result: dict,
+) -> None:
+    """Verbalize, then BM25, graph and embeddings over its evidence: the rows and sections asked for."""
+    work = args.work
     if not (ingest_dir / "_runs").is_dir():
         seconds, summary = timed(lambda: ingest_ottqa(args.ottqa, ingest_dir))
         print(f"ingest: {summary.records_read:,} records in {seconds:.1f} s")
-    readers = work / "readers"
-    shutil.rmtree(readers, ignore_errors=True)
-    readers.mkdir()
-    rows.append(wikidata_plain(readers, args.wikidata_copies, args.reader_workers, args.rounds))
-    rows.append(ottqa_adapter(args.ottqa, readers, args.reader_workers, args.rounds))
-    shutil.rmtree(readers)
     version = work / "version"
     shutil.rmtree(version, ignore_errors=True)
     (version / layout.EVIDENCE).mkdir(parents=True)
@@ -151,35 +213,73 @@ def run(args: argparse.Namespace) -> dict:
     con = connect(budget, work / "spill")
     names = NameStore(work / "names", con, settings.unit_table)
 
-    verbalized = verbalize_rounds(ingest_dir, version / layout.EVIDENCE, names, args.rounds)
-    records = verbalized["records"]
-    rows.append(
-        {"stage": "verbalize", "engine": "Parquet rows -> Python dicts", "unit": "records/s",
-         "raw": records * args.rounds / verbalized["raw_s"],
-         "ours": records * args.rounds / verbalized["ours_s"],
-         "items": records,
-         "note": f"{verbalized['evidence']:,} evidence rows; {args.rounds} interleaved rounds "
-                 f"{[r['ratio'] for r in verbalized['rounds']]}; name tables {names_s:.1f} s apart"}
-    )  # fmt: skip
+    if "verbalize" in stages:
+        verbalized = verbalize_rounds(ingest_dir, version / layout.EVIDENCE, names, args.rounds)
+        records = verbalized["records"]
+        rows.append(
+            {"stage": "verbalize", "engine": "Parquet rows -> Python dicts", "unit": "records/s",
+             "raw": records * args.rounds / verbalized["raw_s"],
+             "ours": records * args.rounds / verbalized["ours_s"],
+             "items": records,
+             "note": f"{verbalized['evidence']:,} evidence rows; {args.rounds} interleaved rounds "
+                     f"{[r['ratio'] for r in verbalized['rounds']]}; name tables {names_s:.1f} s apart"}
+        )  # fmt: skip
+        result["verbalize_rounds"] = verbalized["rounds"]
+        result["name_tables"] = {**name_stats.model_dump(), "seconds": round(names_s, 2)}
+    else:
+        verbalize_once(ingest_dir, version / layout.EVIDENCE, names)
     write_duplicates(version / layout.EVIDENCE, version / layout.EVIDENCE_DUPLICATES, con)
     reader = EvidenceReader(version)
     evidence = pa.Table.from_batches(list(reader.batches([*BM25_COLUMNS])))  # the benchmark's own copy
+    result["evidence"] = {k: v for k, v in pl.from_arrow(evidence)["source_type"].value_counts().iter_rows()}
+    result["full_corpus_evidence"] = evidence.num_rows
 
+    if "bm25" in stages:
+        rows.append(bm25_row(evidence, reader, version, work))
+    if "graph" in stages:
+        rows.append(graph_row(ingest_dir, names, reader, version, con, budget, work, result))
+    if "embeddings" in stages:
+        rows.append(embedding_row(args, evidence, version, result))
+    sizes = (layout.EVIDENCE, layout.BM25, layout.ALIAS_INDEX, layout.VECTORS, layout.GRAPH)
+    result["sizes_MB"] = {n: round(dir_bytes(version / n) / 1e6, 1) for n in sizes if (version / n).exists()}
+
+
+def bm25_row(evidence: pa.Table, reader: EvidenceReader, version: Path, work: Path) -> dict:
     texts = evidence["text"].to_pylist()
     raw_s, _ = timed(lambda: raw_tantivy(texts, work / "raw_tantivy"))
     shutil.rmtree(work / "raw_tantivy")
     bm25 = build_bm25(reader.batches(BM25_COLUMNS), version / layout.BM25, total=reader.rows())
-    rows.append(
-        {"stage": "BM25 (Tantivy)", "engine": "bare Tantivy, one text field", "unit": "docs/s",
-         "raw": len(texts) / raw_s, "ours": bm25.docs_per_second, "items": len(texts), "note": ""}
-    )  # fmt: skip
+    return {
+        "stage": "BM25 (Tantivy)",
+        "engine": "bare Tantivy, one text field",
+        "unit": "docs/s",
+        "raw": len(texts) / raw_s,
+        "ours": bm25.docs_per_second,
+        "items": len(texts),
+        "note": "",
+    }
 
+
+def graph_row(
+    ingest_dir: Path,
+    names: NameStore,
+    reader: EvidenceReader,
+    version: Path,
+    con: duckdb.DuckDBPyConnection,
+    budget: MemoryBudget,
+    work: Path,
+    result: dict,
+) -> dict:
     (version / layout.ENTITIES).mkdir()
     entity_stats = build_entities(
         ingest_dir, names.dir, version / layout.ENTITY_TABLE, version / layout.ALIAS_TABLE,
         version / layout.ALIAS_INDEX, con, budget, work / "entities-work",
     )  # fmt: skip
-
+    result["aliases"] = {
+        "aliases": entity_stats.aliases,
+        "entities": entity_stats.entities,
+        "seconds": entity_stats.seconds,
+    }
     graph_work = work / "graph_work"
     shutil.rmtree(graph_work, ignore_errors=True)
     (version / layout.GRAPH).mkdir()
@@ -188,38 +288,43 @@ def run(args: argparse.Namespace) -> dict:
     graph = build_graph(ingest_dir, reader, records_path, names, graph_db, graph_work, budget)
     raw_edges_s = raw_kuzu_copy(graph_work, work / "raw.kuzu")
     (work / "raw.kuzu").unlink()
-    rows.append(
-        {"stage": "graph (Kùzu COPY)", "engine": "bare Kùzu COPY of the same edge files", "unit": "edges/s",
-         "raw": raw_edges_s, "ours": graph.edges_per_second, "items": sum(graph.edges.values()),
-         "note": f"whole graph stage {graph.seconds:.1f} s incl. DuckDB tables"}
-    )  # fmt: skip
+    result["graph"] = {"nodes": graph.nodes, "edges": graph.edges}
+    return {
+        "stage": "graph (Kùzu COPY)",
+        "engine": "bare Kùzu COPY of the same edge files",
+        "unit": "edges/s",
+        "raw": raw_edges_s,
+        "ours": graph.edges_per_second,
+        "items": sum(graph.edges.values()),
+        "note": f"whole graph stage {graph.seconds:.1f} s incl. DuckDB tables",
+    }
 
+
+def embedding_row(args: argparse.Namespace, evidence: pa.Table, version: Path, result: dict) -> dict:
+    """Embeddings of a random sample beside the bare model, the cost of a 128-token cap, and ANN recall."""
     rng = random.Random(0)
     sample = sorted(rng.sample(range(evidence.num_rows), min(args.embed_limit, evidence.num_rows)))
     subset = evidence.take(pa.array(sample))
-    embedder = Embedder(EmbedderSettings())
+    embedder = Embedder(EmbedderSettings(model=EMBED_MODEL))
     sub_texts = subset["text"].to_pylist()
     probe = sub_texts[: args.raw_embed]
     raw_s, _ = timed(lambda: embedder.model.encode(probe, batch_size=64, normalize_embeddings=True))
     ours_s, vectors = timed(lambda: embedder.encode(sub_texts))
-    rows.append(
-        {"stage": "embeddings (MiniLM-L6)", "engine": "SentenceTransformer.encode, batch 64",
-         "unit": "texts/s",
-         "raw": len(probe) / raw_s, "ours": len(sub_texts) / ours_s, "items": len(sub_texts),
-         "note": f"raw on the first {len(probe):,} of the same texts"}
-    )  # fmt: skip
     questions = [q["question"] for q in json.loads((args.ottqa / "dev.json").read_text())][: args.queries]
     query_vectors = embedder.encode(questions)
-    capped = Embedder(EmbedderSettings(max_seq_length=128))
+    capped = Embedder(EmbedderSettings(model=EMBED_MODEL, max_seq_length=128))
     cap_s, capped_vectors = timed(lambda: capped.encode(sub_texts[: args.raw_embed]))
     base = vectors[: args.raw_embed]
     agree = np.mean(
         [len(set(a) & set(b)) / 10 for a, b in zip(
             top_k(base, query_vectors, 10), top_k(capped_vectors, query_vectors, 10), strict=True)]
     )  # fmt: skip
-    cap = {"texts": len(base), "uncapped_s": round(ours_s * len(base) / len(sub_texts), 1),
-           "cap128_s": round(cap_s, 1), "top10_agreement": round(float(agree), 4)}  # fmt: skip
-
+    result["sequence_cap"] = {
+        "texts": len(base),
+        "uncapped_s": round(ours_s * len(base) / len(sub_texts), 1),
+        "cap128_s": round(cap_s, 1),
+        "top10_agreement": round(float(agree), 4),
+    }
     table = pa.table(
         {
             "evidence_id": subset["evidence_id"],
@@ -236,57 +341,47 @@ def run(args: argparse.Namespace) -> dict:
     for q in query_vectors[:100]:
         t, _ = timed(lambda q=q: index.search(q, 10))
         ann_lat.append(t * 1000)
-
-    sizes = {name: round(dir_bytes(version / name) / 1e6, 1) for name in
-             (layout.EVIDENCE, layout.BM25, layout.ALIAS_INDEX, layout.VECTORS, layout.GRAPH)}  # fmt: skip
+    result["ann"] = {
+        "vectors": table.num_rows,
+        "recall_at_10": round(recall, 4),
+        "queries": len(questions),
+        "p50_ms": round(float(np.median(ann_lat)), 2),
+        "settings": vector_settings.model_dump(),
+        "index": vstats.model_dump(),
+    }
     return {
-        "command": "python " + " ".join(shlex.quote(a) for a in sys.argv),
-        "machine": machine(),
-        "rows": [
-            {
-                **r,
-                "raw": round(r["raw"], 1),
-                "ours": round(r["ours"], 1),
-                "ratio": round(r["ours"] / r["raw"], 2),
-            }
-            for r in rows
-        ],
-        "evidence": {k: v for k, v in pl.from_arrow(evidence)["source_type"].value_counts().iter_rows()},
-        "verbalize_rounds": verbalized["rounds"],
-        "name_tables": {**name_stats.model_dump(), "seconds": round(names_s, 2)},
-        "aliases": {
-            "aliases": entity_stats.aliases,
-            "entities": entity_stats.entities,
-            "seconds": entity_stats.seconds,
-        },
-        "graph": {"nodes": graph.nodes, "edges": graph.edges},
-        "ann": {
-            "vectors": table.num_rows,
-            "recall_at_10": round(recall, 4),
-            "queries": len(questions),
-            "p50_ms": round(float(np.median(ann_lat)), 2),
-            "settings": vector_settings.model_dump(),
-            "index": vstats.model_dump(),
-        },
-        "sequence_cap": cap,
-        "sizes_MB": sizes,
-        "full_corpus_evidence": evidence.num_rows,
+        "stage": "embeddings (MiniLM-L6)",
+        "engine": "SentenceTransformer.encode, batch 64",
+        "unit": "texts/s",
+        "raw": len(probe) / raw_s,
+        "ours": len(sub_texts) / ours_s,
+        "items": len(sub_texts),
+        "note": f"raw on the first {len(probe):,} of the same texts",
     }
 
 
-def write_results(result: dict, out_dir: Path) -> Path:
+def result_stem(stages: list[str]) -> str:
+    """``build`` for a run of every stage; a partial run is named by its stages, so it never passes for a
+    complete one nor replaces its result files."""
+    return "build" if set(stages) == set(STAGES) else "build-" + "-".join(s for s in STAGES if s in stages)
+
+
+def write_results(result: dict, out_dir: Path, stem: str = "build") -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "build.json").write_text(json.dumps(result, indent=2, default=str))
+    (out_dir / f"{stem}.json").write_text(json.dumps(result, indent=2, default=str))
     m = result["machine"]
-    ann, cap = result["ann"], result["sequence_cap"]
     lines = [
-        "# Index build throughput (OTT-QA)",
+        "# Index build throughput (OTT-QA)"
+        + ("" if stem == "build" else f", stages {result['stages']} only"),
         "",
         f"Command: `{result['command']}`",
         "",
         f"Machine: {m['cores']} cores, {m['memory_gib']} GiB, {m['cpu']}, Python {m['python']}; "
         f"load average {result['load_before']} before the run, {result['load_after']} after.",
-        f"Evidence: {result['full_corpus_evidence']:,} rows ({result['evidence']}).",
+    ]
+    if "evidence" in result:
+        lines.append(f"Evidence: {result['full_corpus_evidence']:,} rows ({result['evidence']}).")
+    lines += [
         "",
         "| stage | raw engine | unit | raw | ours | ratio | items | note |",
         "|---|---|---|---:|---:|---:|---:|---|",
@@ -295,20 +390,25 @@ def write_results(result: dict, out_dir: Path) -> Path:
             f"| {r['items']:,} | {r['note']} |"
             for r in result["rows"]
         ),
-        "",
-        f"ANN (LanceDB) over {ann['vectors']:,} embedded evidence rows, {ann['queries']} dev questions: "
-        f"recall@10 vs exact = **{ann['recall_at_10']}**, p50 {ann['p50_ms']} ms;",
-        f"settings {ann['settings']}.",
-        "",
-        f"Sequence cap 128 vs the model's 256 on {cap['texts']:,} texts: {cap['cap128_s']} s vs "
-        f"{cap['uncapped_s']} s; top-10 agreement with uncapped vectors on dev questions "
-        f"{cap['top10_agreement']}.",
-        "",
-        f"Graph: nodes {result['graph']['nodes']}, edges {result['graph']['edges']}.",
-        f"Aliases: {result['aliases']}.",
-        f"Index sizes (MB): {result['sizes_MB']}.",
     ]
-    path = out_dir / "build.md"
+    if "ann" in result:
+        ann, cap = result["ann"], result["sequence_cap"]
+        lines += [
+            "",
+            f"ANN (LanceDB) over {ann['vectors']:,} embedded evidence rows, {ann['queries']} dev questions: "
+            f"recall@10 vs exact = **{ann['recall_at_10']}**, p50 {ann['p50_ms']} ms;",
+            f"settings {ann['settings']}.",
+            "",
+            f"Sequence cap 128 vs the model's 256 on {cap['texts']:,} texts: {cap['cap128_s']} s vs "
+            f"{cap['uncapped_s']} s; top-10 agreement with uncapped vectors on dev questions "
+            f"{cap['top10_agreement']}.",
+        ]
+    if "graph" in result:
+        lines += ["", f"Graph: nodes {result['graph']['nodes']}, edges {result['graph']['edges']}."]
+        lines.append(f"Aliases: {result['aliases']}.")
+    if "sizes_MB" in result:
+        lines.append(f"Index sizes (MB): {result['sizes_MB']}.")
+    path = out_dir / f"{stem}.md"
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -328,12 +428,23 @@ def main() -> None:
     parser.add_argument("--wikidata-copies", type=int, default=5, help="Wikidata sample repeats")
     parser.add_argument("--reader-workers", type=int, default=2, help="processes of the two ingest readers")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
+    parser.add_argument(
+        "--stages",
+        type=lambda text: text.split(","),
+        default=list(STAGES),
+        help=f"comma-separated stages to measure, of {','.join(STAGES)} (default: all); a partial run "
+        "writes build-<stages>.md/.json, never build.md",
+    )
     args = parser.parse_args()
+    unknown = set(args.stages) - set(STAGES)
+    if unknown:
+        parser.error(f"unknown stages {sorted(unknown)}; known: {','.join(STAGES)}")
     args.work.mkdir(parents=True, exist_ok=True)
     before = load_average()
     result = run(args)
-    result.update(load_before=before, load_after=load_average())
-    print(f"results: {write_results(result, args.out)}")
+    result.update(stages=",".join(s for s in STAGES if s in args.stages), load_before=before,
+                  load_after=load_average())  # fmt: skip
+    print(f"results: {write_results(result, args.out, result_stem(args.stages))}")
 
 
 def load_average() -> str:

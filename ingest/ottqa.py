@@ -18,6 +18,7 @@ import gzip
 import io
 import json
 import logging
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ import pyarrow as pa
 import rapidgzip
 from pydantic import BaseModel, Field
 
+from ingest.gc_pause import gc_paused
 from ingest.json_stream import JsonStreamError, Member, ObjectMembers
 from ingest.ottqa_tables import (
     OttqaTable,
@@ -36,7 +38,10 @@ from ingest.ottqa_tables import (
     cell_link_titles,
     is_text,
     page_id_for,
+    page_ids_for,
+    passage_table,
     read_table,
+    str_array,
     text_value,
     url_title,
 )
@@ -101,75 +106,79 @@ def ingest_ottqa(
     def add_page(title: str) -> None:
         if title not in seen_pages:
             seen_pages.add(title)
-            pages.page_titles.append(title)
+            pages.add_pages([title], [page_id_for(title)])
 
     # The passages file (three quarters of the release) is decoded in a second process meanwhile.
     pool = worker_pool(min(2, options.workers))
-    passages_job = pool.apply_async(_lead_passages, (passages_path, options)) if pool else None
+    spill = output["passages"].path.with_name(f".{READER}.lead.{os.getpid()}.arrow")
+    passages_job = pool.apply_async(_lead_passages_to_file, (passages_path, options, spill)) if pool else None
     try:
-        document = _whole_document(tables_path, options)
-        titles = cell_link_titles(document)
-        for member in _members(tables_path, output, options, "tables", document):
-            read += 1
-            try:
-                table = read_table(member.key, member.value, titles)
-            except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
-                output.reject(
-                    error=exc,
-                    record_id=member.key,
-                    char_offset=member.offset,
-                    excerpt=_excerpt(member.value),
-                    error_type=f"BadTable:{type(exc).__name__}",
-                )
-                continue
-            page_title = table.page_title if table.rows else member.value["title"]
-            add_page(page_title)
-            _table_context_passages(pages, member.value, page_title, table, seen_intros)
-            tables.add(table)
-            written += 1
-            if tables.rows >= FLUSH_ROWS:
-                _write(output, pages, tables)
-        lead = passages_job.get() if passages_job is not None else _lead_passages(passages_path, options)
-        document = None if lead is not None else _whole_document(passages_path, options)
-        if lead is not None:
-            for key, excerpt in lead.rejected:
-                output.reject(
-                    error="passage key is not a /wiki/ URL naming an article",
-                    error_type="BadPassage",
-                    record_id=key,
-                    excerpt=excerpt,
-                )
-            new_pages = [t for t in dict.fromkeys(lead.titles) if t not in seen_pages]
-            seen_pages.update(new_pages)
-            pages.page_titles += new_pages
-            _write(output, pages, tables)  # the context passages before the lead ones, as read
-            output["passages"].write_table(lead.passages)
-            read, written = read + lead.read, written + len(lead.titles)
-            document = {}  # every member is read
-        for member in _members(passages_path, output, options, "passages", document):
-            read += 1
-            title, problem = _passage_title(member)
-            if title is None:
-                output.reject(
-                    error=problem,
-                    error_type="BadPassage",
-                    record_id=member.key,
-                    char_offset=member.offset,
-                    excerpt=_excerpt(member.value),
-                )
-                continue
-            add_page(title)
-            pages.add_passage(title, [], member.value)
-            written += 1
-            if len(pages.passage_titles) >= FLUSH_ROWS:
-                _write(output, pages, tables)
-        _write(output, pages, tables)
+        with gc_paused():  # the decoded release is millions of lists: see ingest.gc_pause
+            document = _whole_document(tables_path, options)
+            titles = cell_link_titles(document)
+            for member in _members(tables_path, output, options, "tables", document):
+                read += 1
+                try:
+                    table = read_table(member.key, member.value, titles)
+                except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+                    output.reject(
+                        error=exc,
+                        record_id=member.key,
+                        char_offset=member.offset,
+                        excerpt=_excerpt(member.value),
+                        error_type=f"BadTable:{type(exc).__name__}",
+                    )
+                    continue
+                page_title = table.page_title if table.rows else member.value["title"]
+                add_page(page_title)
+                _table_context_passages(pages, member.value, page_title, table, seen_intros)
+                tables.add(table)
+                written += 1
+                if tables.rows >= FLUSH_ROWS:
+                    _write(output, pages, tables)
+            lead = passages_job.get() if passages_job is not None else _lead_passages(passages_path, options)
+            document = None if lead is not None else _whole_document(passages_path, options)
+            if lead is not None:
+                for key, excerpt in lead.rejected:
+                    output.reject(
+                        error="passage key is not a /wiki/ URL naming an article",
+                        error_type="BadPassage",
+                        record_id=key,
+                        excerpt=excerpt,
+                    )
+                new_pages = [t for t in dict.fromkeys(lead.titles) if t not in seen_pages]
+                seen_pages.update(new_pages)
+                lead_ids = dict(zip(lead.titles, lead.page_ids, strict=True))
+                pages.add_pages(new_pages, [lead_ids[t] for t in new_pages])
+                _write(output, pages, tables)  # the context passages before the lead ones, as read
+                output["passages"].write_table(lead.table())
+                read, written = read + lead.read, written + len(lead.titles)
+                document = {}  # every member is read
+            for member in _members(passages_path, output, options, "passages", document):
+                read += 1
+                title, problem = _passage_title(member)
+                if title is None:
+                    output.reject(
+                        error=problem,
+                        error_type="BadPassage",
+                        record_id=member.key,
+                        char_offset=member.offset,
+                        excerpt=_excerpt(member.value),
+                    )
+                    continue
+                add_page(title)
+                pages.add_passage(title, page_id_for(title), [], member.value)
+                written += 1
+                if len(pages.passage_titles) >= FLUSH_ROWS:
+                    _write(output, pages, tables)
+            _write(output, pages, tables)
     except BaseException:
         output.abort()
         raise
     finally:
         if pool is not None:
             pool.terminate()
+            spill.unlink(missing_ok=True)  # its rows stay readable while mapped
     return output.finish(
         source_sha256=source_sha256 or file_sha256(tables_path) + ":" + file_sha256(passages_path),
         records_read=read,
@@ -215,7 +224,7 @@ def _table_context_passages(
         key = (page_title, tuple(path))
         if text and key not in seen:
             seen.add(key)
-            pages.add_passage(page_title, list(path), text)
+            pages.add_passage(page_title, page_id_for(page_title), list(path), text)
 
 
 def _members(
@@ -267,12 +276,34 @@ def _whole_document(path: Path, options: OttqaIngestOptions) -> dict | None:
 @dataclass
 class _LeadPassages:
     """The passages file read whole: its rows as Arrow (cheap to hand between processes), the page titles in
-    file order and the members whose key names no article."""
+    file order with their ids and the members whose key names no article."""
 
-    passages: pa.Table
+    passages: pa.Table | Path
     titles: list[str]
+    page_ids: list[int]
     rejected: list[tuple[str, str]]
     read: int
+
+    def table(self) -> pa.Table:
+        """The rows, mapped from the file a worker process wrote them to."""
+        if isinstance(self.passages, Path):
+            return pa.ipc.open_file(pa.memory_map(str(self.passages))).read_all()
+        return self.passages
+
+
+def _lead_passages_to_file(path: Path, options: OttqaIngestOptions, spill: Path) -> _LeadPassages | None:
+    """``_lead_passages`` in a worker process, its rows handed back in an Arrow file at ``spill``.
+
+    The rows are the release's 120 MB of text: pickled through the pool's pipe, they took ~1 s to send and
+    ~2 s to receive, holding the reading process's interpreter part of that time; written to a file (the
+    page cache) and mapped by the reader, they cost a tenth of it.
+    """
+    lead = _lead_passages(path, options)
+    if lead is not None and isinstance(lead.passages, pa.Table):
+        with pa.OSFile(str(spill), "wb") as sink, pa.ipc.new_file(sink, lead.passages.schema) as writer:
+            writer.write_table(lead.passages)
+        lead.passages = spill
+    return lead
 
 
 def _lead_passages(path: Path, options: OttqaIngestOptions) -> _LeadPassages | None:
@@ -285,16 +316,18 @@ def _lead_passages(path: Path, options: OttqaIngestOptions) -> _LeadPassages | N
     del document
     if options.limit is not None:
         keys, texts = keys[: options.limit], texts[: options.limit]
-    if not (all_text(keys) and all_text(texts)):
+    text_array = str_array(texts)
+    if text_array is None or not all_text(keys):
         return None
-    titles = list(map(wiki_url_titles(keys).__getitem__, keys))
-    rejected = [(key, text[:1000]) for key, text, title in zip(keys, texts, titles, strict=True) if not title]
+    found = list(map(wiki_url_titles(keys).__getitem__, keys))
+    titles = [title for title in found if title]
+    rejected = [(key, text[:1000]) for key, text, title in zip(keys, texts, found, strict=True) if not title]
     if rejected:
-        texts = [text for text, title in zip(texts, titles, strict=True) if title]
-        titles = [title for title in titles if title]
-    columns = PageColumns()
-    columns.add_passages(titles, texts)  # type: ignore[arg-type]
-    return _LeadPassages(columns.take_passages(), titles, rejected, len(keys))  # type: ignore[arg-type]
+        text_array = text_array.filter(pa.array([bool(title) for title in found]))
+    ids = page_ids_for(titles)
+    return _LeadPassages(
+        passage_table(titles, ids, [[]] * len(titles), text_array), titles, ids, rejected, len(keys)
+    )
 
 
 def _decompressed(path: Path) -> bytes:

@@ -12,6 +12,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -43,19 +44,27 @@ class UrlTitles(dict[str, str | None]):
 def cell_link_titles(document: dict | None) -> UrlTitles:
     """The titles of every cell link of a decoded tables file, resolved in one pass (malformed tables are
     skipped here: they are checked, and quarantined, one by one later)."""
-    urls: set[str] = set()
+    urls: set = set()
     for table in (document or {}).values():
         try:
-            urls.update(u for row in table["data"] for _, links in row for u in links if isinstance(u, str))
+            urls.update(chain.from_iterable(links for row in table["data"] for _, links in row))
         except (TypeError, ValueError, KeyError, IndexError, AttributeError):
-            continue
-    return UrlTitles(wiki_url_titles(urls))
+            continue  # what was added before the bad value stays: every URL is resolved on lookup anyway
+    return UrlTitles(wiki_url_titles(url for url in urls if type(url) is str))
 
 
-@lru_cache(maxsize=1 << 20)
-def page_id_for(title: str) -> int:
-    """Stable id for a title that has no page id in the source."""
+def _page_id(title: str) -> int:
     return int.from_bytes(hashlib.blake2b(title.encode(), digest_size=8).digest(), "big") >> 1
+
+
+page_id_for = lru_cache(maxsize=1 << 20)(_page_id)
+"""Stable id for a title that has no page id in the source (cached: table pages repeat)."""
+
+
+def page_ids_for(titles: list[str]) -> list[int]:
+    """``page_id_for`` of many distinct titles (the lead passages): uncached, as a miss of the cache costs
+    more than the hash (0.5 s against 0.2 s for the release's 190k titles)."""
+    return list(map(_page_id, titles))
 
 
 def text_value(value: object, what: str) -> str:
@@ -75,6 +84,18 @@ def text_value(value: object, what: str) -> str:
 def is_text(value: object) -> bool:
     """``text_value`` without building its message."""
     return isinstance(value, str) and (value.isascii() or _SURROGATE.search(value) is None)
+
+
+def str_array(values: list) -> pa.Array | None:
+    """The values as an Arrow string array, or None when one is not a string a UTF-8 file can hold: the
+    check of ``all_text`` made by the conversion the values need anyway, not by a join and an encode of
+    their own (the passages file is 120 MB of text)."""
+    if not set(map(type, values)) <= {str}:
+        return None
+    try:
+        return pa.array(values, pa.string())
+    except UnicodeEncodeError:
+        return None
 
 
 def all_text(values: list) -> bool:
@@ -297,30 +318,32 @@ class _Batch:
 
 @dataclass
 class PageColumns:
-    """Pages (title only: OTT-QA has no ids, revisions or categories) and lead/context passages."""
+    """Pages (title only: OTT-QA has no ids, revisions or categories) and lead/context passages. A page's
+    id (``page_id_for`` its title) comes with it, computed once where the title was read."""
 
     page_titles: list[str] = field(default_factory=list)
+    page_ids: list[int] = field(default_factory=list)
     passage_titles: list[str] = field(default_factory=list)
+    passage_ids: list[int] = field(default_factory=list)
     passage_sections: list[list[str]] = field(default_factory=list)
     passage_texts: list[str] = field(default_factory=list)
 
-    def add_passages(self, titles: list[str], texts: list[str]) -> None:
-        """Lead passages (no section) of many pages."""
-        self.passage_titles += titles
-        self.passage_sections += [[]] * len(titles)
-        self.passage_texts += texts
+    def add_pages(self, titles: list[str], page_ids: list[int]) -> None:
+        self.page_titles += titles
+        self.page_ids += page_ids
 
-    def add_passage(self, title: str, section_path: list[str], text: str) -> None:
+    def add_passage(self, title: str, page_id: int, section_path: list[str], text: str) -> None:
         self.passage_titles.append(title)
+        self.passage_ids.append(page_id)
         self.passage_sections.append(section_path)
         self.passage_texts.append(text)
 
     def take_pages(self) -> pa.Table:
-        titles, self.page_titles = self.page_titles, []
+        titles, ids, self.page_titles, self.page_ids = self.page_titles, self.page_ids, [], []
         count = len(titles)
         schema = arrow_schema(Page)
         columns = [
-            pa.array([page_id_for(t) for t in titles], pa.int64()),
+            pa.array(ids, pa.int64()),
             pa.array(titles, pa.string()),
             pa.array([0] * count, pa.int32()),
             pa.nulls(count, pa.int64()),
@@ -333,15 +356,27 @@ class PageColumns:
         return pa.Table.from_arrays(columns, schema=schema)
 
     def take_passages(self) -> pa.Table:
-        titles, sections, texts = self.passage_titles, self.passage_sections, self.passage_texts
-        self.passage_titles, self.passage_sections, self.passage_texts = [], [], []
-        schema = arrow_schema(Passage)
-        columns = [
-            pa.array([page_id_for(t) for t in titles], pa.int64()),
-            pa.array(titles, pa.string()),
-            pa.array(sections, schema.field("section_path").type),
-            pa.array([len(s) for s in sections], pa.int32()),  # the lead is 0, a table's section 1 and on
-            pa.array(texts, pa.string()),
-            pa.array([[]] * len(titles), schema.field("links").type),
-        ]
-        return pa.Table.from_arrays(columns, schema=schema)
+        titles, ids, sections, texts = (
+            self.passage_titles,
+            self.passage_ids,
+            self.passage_sections,
+            self.passage_texts,
+        )
+        self.passage_titles, self.passage_ids, self.passage_sections, self.passage_texts = [], [], [], []
+        return passage_table(titles, ids, sections, pa.array(texts, pa.string()))
+
+
+def passage_table(
+    titles: list[str], page_ids: list[int], sections: list[list[str]], texts: pa.Array
+) -> pa.Table:
+    """``passages`` rows without links: the context passages of tables and the lead passages of pages."""
+    schema = arrow_schema(Passage)
+    columns = [
+        pa.array(page_ids, pa.int64()),
+        pa.array(titles, pa.string()),
+        pa.array(sections, schema.field("section_path").type),
+        pa.array([len(s) for s in sections], pa.int32()),  # the lead is 0, a table's section 1 and on
+        texts,
+        pa.array([[]] * len(titles), schema.field("links").type),
+    ]
+    return pa.Table.from_arrays(columns, schema=schema)

@@ -8,9 +8,11 @@ is converted, so a row of the wrong shape fails loudly, with the table's name.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel
@@ -45,10 +47,27 @@ def tuples_to_table(rows: list[tuple], model: type[BaseModel]) -> pa.Table:
     if len(values) != len(schema):
         raise ValueError(f"rows for {model.__name__} have {len(values)} columns, its schema {len(schema)}")
     try:
-        columns = [pa.array(column, type=field.type) for column, field in zip(values, schema, strict=True)]
+        columns = [_column(column, field.type) for column, field in zip(values, schema, strict=True)]
     except (ValueError, TypeError, KeyError, OverflowError) as exc:
         raise ValueError(f"rows for {model.__name__} do not fit its schema: {exc}") from exc
     return _checked_table(columns, schema, model)
+
+
+def _column(values: Sequence, type_: pa.DataType) -> pa.Array:
+    """One column of tuple rows. A list of structs (a statement's qualifiers) is built from its flattened
+    tuples transposed into one array per struct field, then offsets: ``pa.array`` converting the nested
+    tuples value by value took a third of a Wikidata batch's conversion."""
+    if not (pa.types.is_list(type_) and pa.types.is_struct(type_.value_type)):
+        return pa.array(values, type=type_)
+    struct = type_.value_type
+    flat = [item for items in values for item in items]
+    fields = list(zip(*flat, strict=True)) if flat else [() for _ in struct]
+    if len(fields) != struct.num_fields:
+        raise ValueError(f"{struct.num_fields} struct fields expected, the tuples have {len(fields)}")
+    children = [pa.array(column, type=field.type) for column, field in zip(fields, struct, strict=True)]
+    offsets = np.concatenate([[0], np.cumsum(np.fromiter(map(len, values), np.int64, len(values)))])
+    items = pa.StructArray.from_arrays(children, fields=list(struct))
+    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), items, type=type_)
 
 
 def _checked_table(columns: list[pa.Array], schema: pa.Schema, model: type[BaseModel]) -> pa.Table:

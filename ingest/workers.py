@@ -10,7 +10,7 @@ from __future__ import annotations
 import multiprocessing as mp
 from multiprocessing.pool import Pool
 
-PRELOAD = ["ingest.wikipedia.ingest", "ingest.wikidata.ingest", "ingest.ottqa"]
+PRELOAD = ["ingest.forkserver_boot", "ingest.wikipedia.ingest", "ingest.wikidata.ingest", "ingest.ottqa"]
 
 
 def worker_pool(workers: int) -> Pool | None:
@@ -19,7 +19,8 @@ def worker_pool(workers: int) -> Pool | None:
     Workers come from a fork server, not a fork of this process: the caller may be an Airflow
     task or hold LanceDB, torch or reader threads, and forking a threaded process can deadlock the
     child. The server starts once per process with the parser modules preloaded, so later pools
-    start fast.
+    start fast, and its children do not run the caller's ``__main__`` again (``ingest.forkserver_boot``):
+    they need only the parser modules, whatever script or CLI started the pool.
     """
     if workers < 1:
         raise ValueError(

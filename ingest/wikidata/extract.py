@@ -156,9 +156,12 @@ def statement_rows(entity: dict[str, Any]) -> list[tuple]:
     for claim_list in claims.values():
         for claim in claim_list:
             main = snak_row(claim["mainsnak"])
-            qualifiers = claim.get("qualifiers") or {}
-            order = claim.get("qualifiers-order") or list(qualifiers)
-            nested = [snak_row(q) for prop in order for q in qualifiers.get(prop, ())]
+            qualifiers, order = claim.get("qualifiers"), claim.get("qualifiers-order")
+            if qualifiers or order:
+                qualifiers = qualifiers or {}
+                nested = [snak_row(q) for prop in order or list(qualifiers) for q in qualifiers.get(prop, ())]
+            else:  # most claims have none
+                nested = []
             statement_id = claim.get("id") or f"{subject}${main[0]}${len(rows)}"
             rank = claim.get("rank", "normal")
             rows.append((*main, statement_id, subject, rank, nested, len(claim.get("references") or ())))

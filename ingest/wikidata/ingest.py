@@ -7,7 +7,6 @@ batch of rows, never the dump. Bad lines are quarantined with their line and byt
 
 from __future__ import annotations
 
-import gc
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ import orjson
 import pyarrow as pa
 from pydantic import BaseModel, Field, field_validator
 
+from ingest.gc_pause import gc_paused
 from ingest.parquet_sink import rows_to_table, tuples_to_table
 from ingest.progress import progress
 from ingest.shard_output import ShardOutput
@@ -137,13 +137,8 @@ def _extract_batch(batch: _LineBatch) -> _BatchResult:
     JSON, statement rows), none of them in a cycle, and collections triggered by their count alone cost a
     fifth of the extraction. It runs again between batches.
     """
-    paused = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         return _extract_lines(batch)
-    finally:
-        if paused:
-            gc.enable()
 
 
 def _extract_lines(batch: _LineBatch) -> _BatchResult:

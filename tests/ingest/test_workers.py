@@ -4,6 +4,9 @@ DAG run's ``workers`` param, never by the library asking the machine."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -23,6 +26,33 @@ def test_a_pool_has_exactly_the_processes_asked_for() -> None:
         pool.terminate()
     with pytest.raises(ValueError, match="workers must be >= 1"):
         worker_pool(0)
+
+
+CALLER = """
+import os, sys
+with open(sys.argv[1], "a") as marks:  # a caller's main runs this each time it is imported
+    marks.write(f"{os.getpid()}\\n")
+from ingest.workers import worker_pool
+if __name__ == "__main__":
+    pool = worker_pool(2)
+    workers = {pool.apply(os.getpid) for _ in range(8)} - {os.getpid()}
+    pool.terminate()
+    print(len(workers))
+"""
+
+
+def test_workers_do_not_run_the_callers_main_again(tmp_path: Path) -> None:
+    """A forkserver child runs its parent's script again before its first task; the parser workers need
+    none of it, and a CLI or benchmark that imports every backend paid seconds per worker for it."""
+    script, marks = tmp_path / "caller.py", tmp_path / "marks.txt"
+    script.write_text(CALLER)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run(
+        [sys.executable, str(script), str(marks)], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) >= 1  # the tasks did run in worker processes
+    assert len(marks.read_text().split()) == 1  # the caller's own run only
 
 
 def test_auto_workers_are_the_affinity_cores_shared_by_the_slots(monkeypatch: pytest.MonkeyPatch) -> None:
