@@ -21,6 +21,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 import pyarrow.fs as pafs
@@ -120,34 +121,31 @@ class RemoteRoot:
         target = self.path(key)
         if isinstance(self.fs, pafs.LocalFileSystem):
             Path(target).parent.mkdir(parents=True, exist_ok=True)
-        digest, size = hashlib.sha256(), 0
         with open(local, "rb") as src, self.fs.open_output_stream(target, compression=None) as out:
-            while chunk := src.read(self.chunk_bytes):
-                digest.update(chunk)
-                out.write(chunk)
-                size += len(chunk)
-                if tick is not None:
-                    tick(len(chunk))
-        return Moved(size, digest.hexdigest())
+            return self._copy(src, out, tick)
 
     def download(self, key: str, local: Path, tick: Callable[[int], object] | None = None) -> Moved:
         """Stream ``key`` into the local file ``local`` (replaced); returns the size and SHA-256 of what came.
 
         The caller checks them against what it expected: a short or changed object is its error to name.
         """
-        digest, size = hashlib.sha256(), 0
         Path(local).parent.mkdir(parents=True, exist_ok=True)
         try:
             src = self.fs.open_input_stream(self.path(key), compression=None)
         except FileNotFoundError:
             raise RemoteError(f"{self.url}/{key} does not exist") from None
         with src, open(local, "wb") as out:
-            while chunk := src.read(self.chunk_bytes):
-                digest.update(chunk)
-                out.write(chunk)
-                size += len(chunk)
-                if tick is not None:
-                    tick(len(chunk))
+            return self._copy(src, out, tick)
+
+    def _copy(self, src: Any, out: Any, tick: Callable[[int], object] | None) -> Moved:
+        """Copy ``src`` to ``out`` a chunk at a time, hashing on the way (one pass over the bytes)."""
+        digest, size = hashlib.sha256(), 0
+        while chunk := src.read(self.chunk_bytes):
+            digest.update(chunk)
+            out.write(chunk)
+            size += len(chunk)
+            if tick is not None:
+                tick(len(chunk))
         return Moved(size, digest.hexdigest())
 
 
