@@ -13,10 +13,11 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from index.statements import TypedStatement
 from query.understand import plan_words
+from query.understand.linking import EntityInfo
 
 
 class StatementReads(Protocol):
@@ -42,7 +43,7 @@ class AliasReads(Protocol):
 
 
 class EntityTexts(Protocol):
-    def get(self, entity_id: str) -> Any: ...
+    def get(self, entity_id: str) -> EntityInfo | None: ...
 
     def ids_matching(self, pattern: str, limit: int) -> list[str]: ...
 
