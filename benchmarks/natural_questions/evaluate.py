@@ -3,11 +3,14 @@ answer and the mode that gave it.
 
     python benchmarks/natural_questions/evaluate.py run --index .state/indexes --reader candidates
     python benchmarks/natural_questions/evaluate.py run --index .state/indexes --reader llm --fold report
+    python benchmarks/natural_questions/evaluate.py run --index .state/indexes --fold holdout
     python benchmarks/natural_questions/evaluate.py report
 
 ``run`` asks every question of the chosen folds through ``query.Engine.ask`` (the engine's default modes;
 the reader given) and appends one row per question to ``<out>/rows-<reader>.jsonl``, so an interrupted LLM
 run resumes where it stopped. ``report`` writes ``<out>/before.md`` and ``before.json`` from the rows there.
+``--fold all`` is tune and report; the holdout fold is asked only when named (``--fold holdout``), so that
+no run made while the engine is being changed looks at it by default.
 
 Right or wrong, the same rule for every reader: the answer and each gold string are lower-cased and
 stripped of punctuation and thousands separators; equal strings match, and two numbers match when they
@@ -40,6 +43,8 @@ from benchmarks_common import machine  # noqa: E402
 QUESTIONS = HERE / "questions.jsonl"
 OUT = REPO / "benchmarks" / "results" / "natural_questions"
 KINDS = ("lookup", "lookup_year", "chain", "comparison", "count", "superlative", "yes_no", "unanswerable")
+FOLDS = ("tune", "report", "holdout")
+SHARED_FOLDS = ("tune", "report")  # what --fold all asks: the holdout fold only when named
 NUMBER_TOLERANCE = 0.005
 UNIT_WORDS = {  # how an answer may name the gold's unit after its number
     "square kilometre": ("square kilometres", "square kilometers", "square kilometer", "km2", "km²", "sq km"),
@@ -112,7 +117,7 @@ def ask_all(args: argparse.Namespace) -> int:
     from query.engine import Engine
 
     records = [json.loads(line) for line in args.questions.read_text(encoding="utf-8").splitlines()]
-    records = [r for r in records if args.fold == "all" or r["fold"] == args.fold]
+    records = selected(records, args.fold)
     label = args.reader + ("+plan-llm" if args.plan_llm else "")
     path = rows_path(args.out, label)
     done = {json.loads(line)["id"] for line in path.read_text().splitlines()} if path.exists() else set()
@@ -137,6 +142,11 @@ def ask_all(args: argparse.Namespace) -> int:
     with (args.out / f"sessions-{label}.jsonl").open("a") as sessions:
         sessions.write(json.dumps(session) + "\n")
     return 0
+
+
+def selected(records: list[dict], fold: str) -> list[dict]:
+    """The records of one fold; "all" is tune and report, never the holdout fold (asked only by name)."""
+    return [r for r in records if r["fold"] in (SHARED_FOLDS if fold == "all" else (fold,))]
 
 
 def load() -> list[float]:
@@ -192,7 +202,7 @@ def per_kind(rows: list[dict]) -> dict[str, dict[str, dict]]:
     """{kind: {fold: {"n", "right", "em"}}} with an "all" kind and an "all" fold."""
     table: dict[str, dict[str, dict]] = defaultdict(dict)
     for kind in (*KINDS, "all"):
-        for fold in ("tune", "report", "all"):
+        for fold in (*FOLDS, "all"):
             group = [r for r in rows if kind in ("all", r["kind"]) and fold in ("all", r["fold"])]
             if group:
                 right = sum(r["right"] for r in group)
@@ -263,9 +273,9 @@ def markdown(
 
 def reader_section(reader: str, table: dict, runs: dict, p50: float, sessions: list[dict]) -> list[str]:
     lines = [f"## Reader `{reader}`: exact match per kind (%, right/questions)", ""]
-    lines += ["| kind | tune | report | both |", "|---|---:|---:|---:|"]
+    lines += ["| kind | tune | report | holdout | all |", "|---|---:|---:|---:|---:|"]
     for kind in (*KINDS, "all"):
-        cells = [_cell(table.get(kind, {}).get(f)) for f in ("tune", "report", "all")]
+        cells = [_cell(table.get(kind, {}).get(f)) for f in (*FOLDS, "all")]
         lines.append(f"| {f'**{kind}**' if kind == 'all' else kind} | {' | '.join(cells)} |")
     modes: dict[str, int] = defaultdict(int)
     for r in runs[reader]:
@@ -302,12 +312,12 @@ def same_questions(reader: str, rows: list[dict], baseline: list[dict]) -> list[
 
 
 def wrong_section(reader: str, rows: list[dict]) -> list[str]:
-    wrong = [r for r in rows if r["fold"] == "report" and not r["right"]]
-    lines = [f"## Wrong answers of the report half, reader `{reader}` ({len(wrong)})", ""]
+    wrong = [r for r in rows if r["fold"] in ("report", "holdout") and not r["right"]]
+    lines = [f"## Wrong answers of the report and holdout folds, reader `{reader}` ({len(wrong)})", ""]
     for r in sorted(wrong, key=lambda r: (KINDS.index(r["kind"]), r["id"])):
         said = "unknown" if r["answer"] is None else r["answer"] + (f" {r['unit']}" if r["unit"] else "")
-        lines.append(f"- {r['id']} ({r['kind']}) {r['question']} → **{said}** [mode {r['mode']}; "
-                     f"gold {' / '.join(r['gold'])}]")  # fmt: skip
+        lines.append(f"- {r['id']} ({r['kind']}, {r['fold']}) {r['question']} → **{said}** "
+                     f"[mode {r['mode']}; gold {' / '.join(r['gold'])}]")  # fmt: skip
     return [*lines, ""]
 
 
@@ -315,13 +325,13 @@ def _cell(group: dict | None) -> str:
     return "-" if group is None else f"{group['em']:.1f} ({group['right']}/{group['n']})"
 
 
-def main(argv: list[str] | None = None) -> int:
+def arguments() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="ask the questions and append rows")
     run.add_argument("--index", type=Path, required=True, help="the index folder (its 'current' version)")
     run.add_argument("--reader", choices=("candidates", "llm"), default="candidates")
-    run.add_argument("--fold", choices=("all", "tune", "report"), default="all")
+    run.add_argument("--fold", choices=("all", *FOLDS), default="all", help="all: tune and report")
     run.add_argument("--questions", type=Path, default=QUESTIONS)
     run.add_argument("--out", type=Path, default=OUT)
     run.add_argument(
@@ -332,7 +342,11 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--name", choices=tuple(COMMANDS), default="before")
     rep.add_argument("--report-dir", type=Path, default=None, help="where the report goes (default: --out)")
     rep.add_argument("--questions", type=Path, default=QUESTIONS)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = arguments().parse_args(argv)
     print("command: " + shlex.join(["evaluate.py", *(argv or sys.argv[1:])]), flush=True)
     return ask_all(args) if args.command == "run" else report(args)
 

@@ -33,7 +33,9 @@ Rules the gold follows (the README says them in words):
 - a superlative's members are the entities whose best-rank P31 names one of the classes and whose
   best-rank P17 (or P30 for a continent) names the place; members without a value are left out (and
   listed in the evidence);
-- the folds: a shuffle seeded with ``SEED`` within each kind, the first half "tune", the rest "report".
+- the folds: a shuffle seeded with ``SEED`` within each kind, the first half "tune", the rest "report";
+  a source line that names its own ``fold`` (the "holdout" questions, written later) keeps it and stays
+  out of the shuffle, so adding questions never moves an old one to another fold.
 """
 
 from __future__ import annotations
@@ -86,6 +88,7 @@ WIKIS = tuple(sorted((SAMPLES / "wikipedia").glob("*.xml.bz2")))
 SOURCE = HERE / "questions.source.jsonl"
 OUT = HERE / "questions.jsonl"
 SEED = 35
+FOLDS = ("tune", "report", "holdout")
 KINDS = ("lookup", "lookup_year", "chain", "comparison", "count", "superlative", "yes_no", "unanswerable")
 OPS = {  # the spec operations each kind may use
     "lookup": {"lookup"},
@@ -375,6 +378,8 @@ def read_source(path: Path) -> list[dict]:
             raise GoldError(f"{where}: missing {sorted(missing)}")
         if record["kind"] not in KINDS or record["spec"].get("op") not in OPS[record["kind"]]:
             raise GoldError(f"{where}: kind {record['kind']!r} with op {record['spec'].get('op')!r}")
+        if record.get("fold", "tune") not in FOLDS:
+            raise GoldError(f"{where}: fold {record['fold']!r}; one of {FOLDS} or none (then the split says)")
         records.append({**record, "line": number})
     ids = [r["id"] for r in records]
     if len(set(ids)) != len(ids):
@@ -403,17 +408,21 @@ def gold_record(dump: Dump, record: dict) -> dict:
     out["evidence"] = gold.evidence
     if record.get("note"):
         out["note"] = record["note"]
+    if record.get("fold"):
+        out["fold"] = record["fold"]
     return out
 
 
 def assign_folds(records: list[dict], seed: int = SEED) -> None:
     """Half of each kind "tune", the rest "report", by a shuffle seeded per kind (string seeds are
-    stable across Python runs, unlike ``hash``)."""
+    stable across Python runs, unlike ``hash``). A record that already has its fold (from its source
+    line: the holdout questions) keeps it and is not shuffled, so the old split stays as it was."""
+    split = [r for r in records if "fold" not in r]
     for kind in KINDS:
-        ids = sorted(r["id"] for r in records if r["kind"] == kind)
+        ids = sorted(r["id"] for r in split if r["kind"] == kind)
         random.Random(f"{seed}:{kind}").shuffle(ids)
         tune = set(ids[: len(ids) // 2])
-        for r in records:
+        for r in split:
             if r["kind"] == kind:
                 r["fold"] = "tune" if r["id"] in tune else "report"
 
@@ -425,10 +434,11 @@ def build(dump: Dump, source: Path) -> list[dict]:
 
 
 def summary(records: list[dict]) -> str:
-    lines = [f"{len(records)} questions", f"  {'kind':<14}{'tune':>6}{'report':>8}"]
+    lines = [f"{len(records)} questions", f"  {'kind':<14}{'tune':>6}{'report':>8}{'holdout':>9}"]
     for kind in KINDS:
         folds = [r["fold"] for r in records if r["kind"] == kind]
-        lines.append(f"  {kind:<14}{folds.count('tune'):>6}{folds.count('report'):>8}")
+        counts = f"{folds.count('tune'):>6}{folds.count('report'):>8}{folds.count('holdout'):>9}"
+        lines.append(f"  {kind:<14}{counts}")
     return "\n".join(lines)
 
 

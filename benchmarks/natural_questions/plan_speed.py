@@ -36,13 +36,15 @@ def load() -> list[float]:
 
 
 def rule_questions() -> list[str]:
-    """The project's sample questions (written for the rules) and the set's lookups (every fold: only
-    the time is read here, never an answer)."""
+    """The project's sample questions (written for the rules) and the set's lookups (tune and report:
+    only the time is read here, never an answer; the holdout fold is put to the engine only by
+    ``evaluate.py run --fold holdout``)."""
     sample = [
         json.loads(line)["question"] for line in SAMPLE_QUESTIONS.read_text().splitlines() if line.strip()
     ]
     records = [json.loads(line) for line in NQ.read_text().splitlines()]
-    return sample + [r["question"] for r in records if r["kind"] in ("lookup", "lookup_year")]
+    lookups = [r for r in records if r["kind"] in ("lookup", "lookup_year") and r["fold"] != "holdout"]
+    return sample + [r["question"] for r in lookups]
 
 
 def engines_in_turn(index: Path, questions: list[str], repeats: int) -> dict:

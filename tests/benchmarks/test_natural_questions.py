@@ -67,9 +67,22 @@ def test_size_kinds_and_folds(records: dict[str, dict]) -> None:
     assert min(kinds.values()) >= 20, kinds
     for kind in KINDS:
         folds = Counter(r["fold"] for r in records.values() if r["kind"] == kind)
-        assert set(folds) == {"tune", "report"}, (kind, folds)
+        assert set(folds) == {"tune", "report", "holdout"}, (kind, folds)
         assert abs(folds["tune"] - folds["report"]) <= 1, (kind, folds)
-    assert len({r["question"] for r in records.values()}) == len(records)
+        assert folds["holdout"] >= 10, (kind, folds)
+    assert sum(r["fold"] == "holdout" for r in records.values()) >= 80
+    assert len({r["question"].casefold() for r in records.values()}) == len(records)
+
+
+def test_the_holdout_fold_is_named_in_its_source_lines(gold: ModuleType, records: dict[str, dict]) -> None:
+    """The holdout questions were written after the split: each source line says its fold, the shuffle
+    leaves them out, so the 207 older questions keep the folds they had."""
+    source = [json.loads(line) for line in gold.SOURCE.read_text(encoding="utf-8").splitlines()]
+    named = {r["id"] for r in source if r.get("fold") == "holdout"}
+    assert named == {i for i, r in records.items() if r["fold"] == "holdout"}
+    assert not {r["id"] for r in source if r.get("fold") not in (None, "holdout")}
+    older = [r for r in source if "fold" not in r]
+    assert len(older) == 207 and all(int(r["id"][3:]) <= 207 for r in older)
 
 
 def test_answers_are_names_numbers_or_refusals_never_bare_ids(records: dict[str, dict]) -> None:
@@ -83,12 +96,24 @@ def test_answers_are_names_numbers_or_refusals_never_bare_ids(records: dict[str,
 
 
 def test_the_split_is_seeded_and_stratified(gold: ModuleType, records: dict[str, dict]) -> None:
-    shuffled = [{"id": r["id"], "kind": r["kind"]} for r in records.values()]
-    random.Random(1).shuffle(shuffled)
-    gold.assign_folds(shuffled)
-    assert {r["id"]: r["fold"] for r in shuffled} == {i: r["fold"] for i, r in records.items()}
-    gold.assign_folds(shuffled, seed=gold.SEED + 1)
-    assert {r["id"]: r["fold"] for r in shuffled} != {i: r["fold"] for i, r in records.items()}
+    def unsplit() -> list[dict]:  # a fold the source line names (holdout) is kept, not shuffled
+        given = {"fold": "holdout"}
+        shuffled = [{"id": r["id"], "kind": r["kind"], **(given if r["fold"] == "holdout" else {})}
+                    for r in records.values()]  # fmt: skip
+        random.Random(1).shuffle(shuffled)
+        return shuffled
+
+    committed = {i: r["fold"] for i, r in records.items()}
+    split = unsplit()
+    gold.assign_folds(split)
+    assert {r["id"]: r["fold"] for r in split} == committed
+    split = unsplit()
+    gold.assign_folds(split, seed=gold.SEED + 1)
+    moved = {r["id"]: r["fold"] for r in split}
+    assert moved != committed
+    assert {i for i, f in moved.items() if f == "holdout"} == {
+        i for i, f in committed.items() if f == "holdout"
+    }
 
 
 # --- golds read by hand from the raw JSON ----------------------------------------------------------
@@ -162,6 +187,35 @@ def test_a_mention_of_the_winner_is_accepted(records: dict[str, dict]) -> None:
     assert born["mainsnak"]["datavalue"]["value"]["time"].startswith("+1770")  # Quine: 1908
     assert records["nq-085"]["answers"][0] == "Georg Wilhelm Friedrich Hegel"
     assert records["nq-085"]["answers"][-1] == "Hegel"
+
+
+def test_holdout_a_deprecated_language_is_not_counted(records: dict[str, dict]) -> None:
+    by_value = {c["mainsnak"]["datavalue"]["value"]["id"]: c for c in claims("Q801", "P37")}
+    assert by_value["Q9288"]["rank"] == "preferred"  # Hebrew
+    assert by_value["Q13955"]["rank"] == "deprecated" and "P582" in by_value["Q13955"]["qualifiers"]  # Arabic
+    assert records["nq-265"]["fold"] == "holdout"
+    assert records["nq-265"]["answers"] == ["1", "one"]  # "How many official languages has Israel got?"
+
+
+def test_holdout_square_metres_against_square_kilometres(records: dict[str, dict]) -> None:
+    (giessen,) = claims("Q3874", "P2046")
+    (hanau,) = claims("Q3802", "P2046")
+    g, h = giessen["mainsnak"]["datavalue"]["value"], hanau["mainsnak"]["datavalue"]["value"]
+    assert g["amount"] == "+72560000" and g["unit"].endswith("/Q25343")  # 72.56 km² in square metres
+    assert h["amount"] == "+76.49" and h["unit"].endswith("/Q712226")  # km²: Hanau is the larger
+    assert records["nq-260"]["answers"] == ["Hanau"]  # read as raw numbers, Gießen would win
+
+
+def test_holdout_a_census_year_and_a_year_between_censuses(records: dict[str, dict]) -> None:
+    dated = {
+        c["qualifiers"]["P585"][0]["datavalue"]["value"]["time"][1:5]: c["mainsnak"]["datavalue"]["value"]
+        for c in claims("Q1494", "P1082")
+        if "P585" in c.get("qualifiers", {})
+    }
+    assert dated["1930"]["amount"] == "+2009821"
+    assert records["nq-222"]["answers"] == ["2,009,821", "2009821"]  # "How many Mississippians ... 1930?"
+    assert "1905" not in dated and min(dated) == "1910"
+    assert records["nq-307"]["answers"] == ["unknown"]
 
 
 def test_inverse_chain(records: dict[str, dict]) -> None:
@@ -238,3 +292,24 @@ def test_the_judge_matches_names_numbers_units_and_refusals() -> None:
     assert not evaluate.is_right("Düsseldorf (Q1718)", {"kind": "superlative", "answers": ["Düsseldorf"]})
     unanswerable = {"kind": "unanswerable", "answers": ["unknown"]}
     assert evaluate.is_right(None, unanswerable) and not evaluate.is_right("10,084,475", unanswerable)
+
+
+def test_the_evaluator_asks_the_holdout_fold_only_by_name(records: dict[str, dict]) -> None:
+    evaluate = load_script(FOLDER / "evaluate.py")
+    args = evaluate.arguments().parse_args(["run", "--index", "x", "--fold", "holdout"])
+    assert args.fold == "holdout"
+    everything = list(records.values())
+    holdout = evaluate.selected(everything, "holdout")
+    assert {r["id"] for r in holdout} == {i for i, r in records.items() if r["fold"] == "holdout"}
+    assert not [r for r in evaluate.selected(everything, "all") if r["fold"] == "holdout"]
+    assert len(evaluate.selected(everything, "all")) == 207
+    rows = [{"kind": "count", "fold": "holdout", "right": True},
+            {"kind": "count", "fold": "holdout", "right": False},
+            {"kind": "count", "fold": "report", "right": True}]  # fmt: skip
+    table = evaluate.per_kind(rows)
+    assert table["count"]["holdout"] == {"n": 2, "right": 1, "em": 50.0}
+    assert table["all"]["report"]["n"] == 1 and table["all"]["all"]["n"] == 3
+    section = evaluate.reader_section("candidates", table, {"candidates": [{**r, "mode": "m", "ms": 1.0}
+                                      for r in rows]}, 1.0, [])  # fmt: skip
+    assert "| kind | tune | report | holdout | all |" in section
+    assert "| count | - | 100.0 (1/1) | 50.0 (1/2) | 66.7 (2/3) |" in section
