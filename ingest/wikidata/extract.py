@@ -15,7 +15,7 @@ import orjson
 ENTITY_URI = "http://www.wikidata.org/entity/"
 INSTANCE_OF = "P31"
 _ID_PREFIX = {"item": "Q", "property": "P", "lexeme": "L"}
-_KINDS = {"item", "property", "lexeme"}
+KINDS = {"item", "property", "lexeme"}
 _EMPTY_VALUE = {
     "value_item": None,
     "value_string": None,
@@ -61,7 +61,7 @@ SNAK_FIELDS = ("property", "snak_type", "datatype", *VALUE_FIELDS)
 STATEMENT_FIELDS = (*SNAK_FIELDS, "statement_id", "subject", "rank", "qualifiers", "reference_count")
 _ITEM = SNAK_FIELDS.index("value_item")
 _QUALIFIERS = STATEMENT_FIELDS.index("qualifiers")
-_NO_VALUE = ("none", *(None,) * len(_EMPTY_VALUE))
+NO_VALUE = ("none", *(None,) * len(_EMPTY_VALUE))
 _ITEM_TAIL = (None,) * (len(_EMPTY_VALUE) - 1)
 
 
@@ -76,36 +76,61 @@ def snak_row(snak: dict[str, Any]) -> tuple:
     datavalue = snak.get("datavalue")
     snak_type = snak.get("snaktype", "value")
     if datavalue is None or snak_type != "value":
-        return (snak["property"], snak_type, snak.get("datatype"), *_NO_VALUE)
+        return (snak["property"], snak_type, snak.get("datatype"), *NO_VALUE)
     kind = datavalue["type"]
     value = datavalue["value"]
     if kind == "wikibase-entityid":
         entity_id = value.get("id")
         if entity_id is None:  # old dumps: numeric-id only
             entity_id = f"{_ID_PREFIX.get(value['entity-type'], 'Q')}{value['numeric-id']}"
-        return (snak["property"], snak_type, snak.get("datatype"), "item", entity_id, *_ITEM_TAIL)
-    if kind == "string":
-        values: tuple = ("string", None, value, *(None,) * 13)
+        values = item_values(entity_id)
+    elif kind == "string":
+        values = string_values(value)
     elif kind == "monolingualtext":
-        text, language = value["text"], value["language"]
-        values = ("monolingualtext", None, text, language, *(None,) * 12)
+        values = monolingual_values(value["text"], value["language"])
     elif kind == "quantity":
-        amount = value["amount"]
-        number = float(amount)
-        unit = _uri_id(value.get("unit"))
-        lower, upper = _float(value.get("lowerBound")), _float(value.get("upperBound"))
-        values = ("quantity", None, None, None, number, amount, unit, lower, upper, *(None,) * 7)
+        values = quantity_values(
+            value["amount"], value.get("unit"), value.get("lowerBound"), value.get("upperBound")
+        )
     elif kind == "time":
-        time = value["time"]
-        year = _year(time)
-        precision, calendar = value.get("precision"), _uri_id(value.get("calendarmodel"))
-        values = ("time", *(None,) * 8, time, year, precision, calendar, None, None, None)
+        values = time_values(value["time"], value.get("precision"), value.get("calendarmodel"))
     elif kind == "globecoordinate":
-        latitude, longitude = value["latitude"], value["longitude"]
-        values = ("globecoordinate", *(None,) * 12, latitude, longitude, _uri_id(value.get("globe")))
+        values = globe_values(value["latitude"], value["longitude"], value.get("globe"))
     else:  # a value type newer than this code: keep it verbatim rather than lose it
         values = ("other", None, orjson.dumps(datavalue).decode(), *(None,) * 13)
     return (snak["property"], snak_type, snak.get("datatype"), *values)
+
+
+# The value columns (``VALUE_FIELDS``) of each datavalue type, normalized: shared by this general reader and
+# the typed decoder (``ingest.wikidata.typed``), so that both write the same rows.
+
+
+def item_values(entity_id: str) -> tuple:
+    return ("item", entity_id, *_ITEM_TAIL)
+
+
+def string_values(text: str) -> tuple:
+    return ("string", None, text, *(None,) * 13)
+
+
+def monolingual_values(text: str, language: str) -> tuple:
+    return ("monolingualtext", None, text, language, *(None,) * 12)
+
+
+def quantity_values(amount: str, unit: str | None, lower: str | None, upper: str | None) -> tuple:
+    number = float(amount)
+    unit = _uri_id(unit)
+    low, high = _float(lower), _float(upper)
+    return ("quantity", None, None, None, number, amount, unit, low, high, *(None,) * 7)
+
+
+def time_values(time: str, precision: int | None, calendar: str | None) -> tuple:
+    year = _year(time)
+    return ("time", *(None,) * 8, time, year, precision, _uri_id(calendar), None, None, None)
+
+
+def globe_values(latitude: float, longitude: float, globe: str | None) -> tuple:
+    return ("globecoordinate", *(None,) * 12, latitude, longitude, _uri_id(globe))
 
 
 def _language_value(mapping: dict[str, Any] | list | None, language: str) -> str | None:
@@ -135,7 +160,7 @@ def entity_row(entity: dict[str, Any], language: str) -> dict[str, Any]:
                 instance_of.append(value["id"])
     return {
         "id": entity_id,
-        "kind": kind if kind in _KINDS else "other",
+        "kind": kind if kind in KINDS else "other",
         "label": _language_value(entity.get("labels"), language),
         "description": _language_value(entity.get("descriptions"), language),
         "aliases": [a["value"] for a in alias_list],

@@ -11,6 +11,7 @@ import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pyarrow as pa
@@ -24,6 +25,7 @@ from ingest.shards import Shard, ShardLines
 from ingest.sources import file_sha256
 from ingest.wikidata.extract import entity_row, referenced_items, statement_rows
 from ingest.wikidata.properties import property_row_from_entity
+from ingest.wikidata.typed import TYPED_MISSES, entity_decoder, typed_rows
 from ingest.workers import worker_pool
 from schemas.ingest import IngestSummary
 from schemas.wikidata import Entity, PropertyLabel, Statement
@@ -143,6 +145,7 @@ def _extract_batch(batch: _LineBatch) -> _BatchResult:
 
 def _extract_lines(batch: _LineBatch) -> _BatchResult:
     options = batch.options
+    decode = entity_decoder(options.language)
     extracted: list[_Extracted] = []
     rejects: list[dict] = []
     read = skipped = 0
@@ -162,18 +165,10 @@ def _extract_lines(batch: _LineBatch) -> _BatchResult:
                 }
             )
             continue
-        entity = None
         try:
-            entity = orjson.loads(payload)
-            if not isinstance(entity, dict):
-                raise ValueError(f"expected a JSON object, got {type(entity).__name__}")
-            row = entity_row(entity, options.language)
-            stmts = statement_rows(entity)
-        except (orjson.JSONDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            entity_id = entity.get("id") if isinstance(entity, dict) else None
-            if entity_id is not None and not isinstance(entity_id, str):  # {"id": 12}: say it as written
-                entity_id = repr(entity_id)[:200]
-            rejects.append({**where, "error": exc, "excerpt": payload, "record_id": entity_id})
+            row, stmts = _entity_rows(payload, options.language, decode)
+        except _Unreadable as bad:
+            rejects.append({**where, "error": bad.error, "excerpt": payload, "record_id": bad.record_id})
             continue
         if not options.scope.keeps(row):
             skipped += 1
@@ -192,6 +187,36 @@ def _extract_lines(batch: _LineBatch) -> _BatchResult:
         referenced=set().union(*(referenced_items(r.statements) for r in kept)),
         seen={r.row["id"] for r in kept},
     )
+
+
+class _Unreadable(Exception):
+    """A line neither reader takes: why, and the entity id when the line has one."""
+
+    def __init__(self, error: Exception, record_id: str | None):
+        super().__init__(str(error))
+        self.error = error
+        self.record_id = record_id
+
+
+def _entity_rows(payload: bytes, language: str, decode: Callable[[bytes], Any]) -> tuple[dict, list[tuple]]:
+    """The entity row and statement rows of one line: from the typed decoder (``typed``), or, for a line
+    outside the shape it takes, from the general reader (``extract``), which keeps the line or says what is
+    wrong with it exactly as before the typed decoder existed."""
+    try:
+        return typed_rows(decode, payload, language)
+    except TYPED_MISSES:
+        pass
+    entity = None
+    try:
+        entity = orjson.loads(payload)
+        if not isinstance(entity, dict):
+            raise ValueError(f"expected a JSON object, got {type(entity).__name__}")
+        return entity_row(entity, language), statement_rows(entity)
+    except (orjson.JSONDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        entity_id = entity.get("id") if isinstance(entity, dict) else None
+        if entity_id is not None and not isinstance(entity_id, str):  # {"id": 12}: say it as written
+            entity_id = repr(entity_id)[:200]
+        raise _Unreadable(exc, entity_id) from None
 
 
 def _fitting_tables(
