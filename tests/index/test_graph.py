@@ -20,7 +20,7 @@ import pytest
 from index import layout
 from index.duck import MemoryBudget, connect
 from index.evidence_reader import EvidenceReader, write_duplicates
-from index.graph import REL_TABLES, SCHEMA, GraphIndex, GraphStats
+from index.graph import NODE_TABLES, REL_TABLES, SCHEMA, GraphIndex, GraphStats
 from index.graph_build import build_graph
 from index.kuzu_store import GraphMemoryError, GraphStore
 from index.lexicon import Lexicon
@@ -194,8 +194,9 @@ def test_bulk_load_uses_copy_and_every_edge_lands(
 ) -> None:
     writes = [s for s in built.statements if not s.startswith(("MATCH", "CALL show_tables"))]
     assert all(s.startswith(("CREATE NODE TABLE", "CREATE REL TABLE", "COPY ")) for s in writes), writes
-    assert sum(s.startswith("COPY ") for s in writes) == 8
+    assert sum(s.startswith("COPY ") for s in writes) == len(NODE_TABLES) + len(REL_TABLES)  # none sliced
     counts = graph.counts()
+    assert counts["Statement"] == counts["FACT"] == built.stats.nodes["Statement"]  # a node per FACT edge
     for table in REL_TABLES:  # COPY fails on a missing endpoint, so equal counts mean every endpoint exists
         rows = pl.read_parquet(built.work_dir / f"{table}.parquet").height
         assert counts[table] == rows == built.stats.edges[table] > 0, table
