@@ -174,7 +174,7 @@ class GraphStore:
             raise GraphMemoryError(
                 table,
                 f"COPY of {rows:,} rows into {table} needs more than the graph's {pool} MB buffer "
-                f"pool (Kùzu: {error}). The pool a COPY needs grows with the table "
+                f"pool (Kùzu: {error}). The pool a load needs grows with the graph, slower in slices "
                 "(benchmarks/results/scale/kuzu_pool.md); raise index.memory_mb (the pool is half of it) for "
                 "the graph task",
             ) from error
