@@ -41,7 +41,7 @@ STAGE_FORMATS = {
     "entities": 1,
     "bm25": 1,
     "vectors": 1,
-    "graph": 3,
+    "graph": 4,
     "statements": 1,
     "tables": 1,
 }

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from index.kuzu_store import GraphStore
 
-NODE_TABLES = ("Entity", "Page", "Evidence")
+NODE_TABLES = ("Entity", "Page", "Evidence", "Statement")
 REL_TABLES = ("FACT", "LINKS_TO", "ABOUT", "MENTIONS", "IN_PAGE")
 SCHEMA = (
     "CREATE NODE TABLE Entity(id STRING PRIMARY KEY, label STRING, description STRING, "
@@ -27,8 +27,13 @@ SCHEMA = (
     # no title or text: no graph query reads them (the evidence Parquet and BM25 hold them), and at full
     # size they would be ~a third of the graph's bytes (benchmarks/results/scale/kuzu_pool.md)
     "CREATE NODE TABLE Evidence(id STRING PRIMARY KEY, source_type STRING, lead BOOLEAN)",
-    "CREATE REL TABLE FACT(FROM Entity TO Entity, property STRING, label STRING, statement_id STRING, "
+    # what a FACT edge says beyond its ends and property, one node per edge (``FACT.statement`` is its
+    # id): Kùzu rewrites a rel node group's adjacency lists whole, every column of every edge, and the
+    # objects of a property (a class, a country) gather into few node groups, so a wide FACT needed a
+    # buffer pool that grew with all the statements; a node table is written a node group at a time
+    "CREATE NODE TABLE Statement(id INT64 PRIMARY KEY, property STRING, label STRING, statement_id STRING, "
     "rank STRING, qualifiers STRING, evidence_id STRING)",
+    "CREATE REL TABLE FACT(FROM Entity TO Entity, property STRING, statement INT64)",
     "CREATE REL TABLE LINKS_TO(FROM Page TO Page, source_kind STRING, relation STRING, anchor STRING, "
     "source_index INT32, row_index INT32)",
     "CREATE REL TABLE ABOUT(FROM Page TO Entity)",
@@ -72,10 +77,14 @@ class PageLink(BaseModel):
 
 
 _FACT_RETURN = (
-    "RETURN s.id AS subject, s.label AS subject_label, f.property AS property, f.label AS label, "
-    "o.id AS object, o.label AS object_label, f.statement_id AS statement_id, f.rank AS rank, "
-    "f.qualifiers AS qualifiers, f.evidence_id AS evidence_id ORDER BY f.property, o.id, s.id LIMIT $limit"
+    "RETURN s.id AS subject, s.label AS subject_label, f.property AS property, o.id AS object, "
+    "o.label AS object_label, f.statement AS statement ORDER BY f.property, o.id, s.id LIMIT $limit"
 )
+STATEMENTS_CYPHER = (
+    "MATCH (t:Statement) WHERE t.id IN $ids RETURN t.id AS id, t.label AS label, "
+    "t.statement_id AS statement_id, t.rank AS rank, t.qualifiers AS qualifiers, t.evidence_id AS evidence_id"
+)
+"""What the FACT edges found say beyond their ends: their ``Statement`` nodes, by primary key."""
 
 
 CLASSES_CYPHER = (
@@ -93,20 +102,20 @@ MEMBERS_CYPHER = (
 """The entity-set query: fixed text, every value a parameter, so it can be shown and re-run as it is."""
 MEMBERS_IN_PLACE_CYPHER = (
     "MATCH (e:Entity)-[g:FACT]->(k:Entity) WHERE g.property = 'P31' AND k.id IN $classes "
-    "AND g.rank <> 'deprecated' AND EXISTS { MATCH (e)-[f:FACT]->(c:Entity) "
-    "WHERE f.property = $place_property AND c.id = $place AND f.rank <> 'deprecated' } "
+    "AND EXISTS { MATCH (e)-[f:FACT]->(c:Entity) WHERE f.property = $place_property AND c.id = $place } "
     "RETURN DISTINCT e.id AS id, e.label AS label ORDER BY id LIMIT $limit"
 )
 """Instances of the classes (P31) in a place by one place property (P17 country, P30 continent, P131
-located in): the question plan's superlative set. Fixed text, every value a parameter."""
+located in): the question plan's superlative set. Fixed text, every value a parameter. No FACT edge is
+a deprecated statement (the build leaves them out), so none is filtered here."""
 SUBJECTS_OF_CYPHER = (
     "MATCH (s:Entity)-[f:FACT]->(o:Entity) WHERE o.id = $id AND f.property = $property "
-    "AND f.rank <> 'deprecated' RETURN DISTINCT s.id AS id, s.label AS label ORDER BY id LIMIT $limit"
+    "RETURN DISTINCT s.id AS id, s.label AS label ORDER BY id LIMIT $limit"
 )
 """A property followed backwards: the entities whose ``property`` names ``id`` (which state has X as its
 capital)."""
 FACT_RELATIONS_CYPHER = (
-    "MATCH ()-[f:FACT]->() RETURN f.property AS name, f.label AS label, count(*) AS n ORDER BY n DESC, name"
+    "MATCH (t:Statement) RETURN t.property AS name, t.label AS label, count(*) AS n ORDER BY n DESC, name"
 )
 LINK_RELATIONS_CYPHER = (
     "MATCH ()-[l:LINKS_TO]->() WHERE l.relation IS NOT NULL "
@@ -115,8 +124,8 @@ LINK_RELATIONS_CYPHER = (
 EGO_FACTS_CYPHER = (
     "MATCH (x:Entity)-[f:FACT]->(y:Entity) "
     "WHERE x.id IN $ids AND ($any_relation OR f.property IN $relations) AND y.id <> x.id "
-    "RETURN x.id AS source, f.property AS relation, f.label AS label, y.id AS target, "
-    "y.label AS target_label, f.evidence_id AS evidence_id ORDER BY x.id, f.property, y.id LIMIT $limit"
+    "RETURN x.id AS source, f.property AS relation, y.id AS target, y.label AS target_label, "
+    "f.statement AS statement ORDER BY x.id, f.property, y.id LIMIT $limit"
 )
 EGO_LINKS_CYPHER = (
     "MATCH (x:Entity)<-[:ABOUT]-(p:Page)-[l:LINKS_TO]->(q:Page)-[:ABOUT]->(y:Entity) "
@@ -183,14 +192,26 @@ class GraphIndex:
             f"MATCH (s:Entity)-[f:FACT]->(o:Entity) WHERE s.id = $id {_FACT_RETURN}",
             {"id": entity_id, "limit": limit},
         )
-        facts = [Fact(direction="out", **row) for row in out]
-        if len(facts) < limit:
+        into = []
+        if len(out) < limit:
             into = self.query(
                 f"MATCH (s:Entity)-[f:FACT]->(o:Entity) WHERE o.id = $id {_FACT_RETURN}",
-                {"id": entity_id, "limit": limit - len(facts)},
+                {"id": entity_id, "limit": limit - len(out)},
             )
-            facts += [Fact(direction="in", **row) for row in into]
+        said = self.statements([row["statement"] for row in [*out, *into]])
+        facts = []
+        for direction, rows in (("out", out), ("in", into)):
+            for row in rows:
+                statement = said[row.pop("statement")]
+                facts.append(Fact(direction=direction, **row, **statement))
         return facts
+
+    def statements(self, ids: list[int]) -> dict[int, dict[str, Any]]:
+        """Statement node id -> its label, statement id, rank, qualifiers and KG evidence id."""
+        if not ids:
+            return {}
+        rows = self.query(STATEMENTS_CYPHER, {"ids": list(dict.fromkeys(ids))})
+        return {row.pop("id"): row for row in rows}
 
     def evidence_for_entity(self, entity_id: str, limit: int = 50) -> list[str]:
         """Evidence ids mentioning the entity (literal statements too): its own statements and page first."""
@@ -326,7 +347,11 @@ class GraphIndex:
             facts = self.query(EGO_FACTS_CYPHER, params)
             links = self.query(EGO_LINKS_CYPHER, params)
             capped = capped or len(facts) > limit or len(links) > limit
-            edges += [EgoEdge(kind="property", **r) for r in facts[:limit]]
+            said = self.statements([r["statement"] for r in facts[:limit]])
+            for r in facts[:limit]:
+                said_here = said[r.pop("statement")]
+                label, evidence_id = said_here["label"], said_here["evidence_id"]
+                edges.append(EgoEdge(kind="property", label=label, evidence_id=evidence_id, **r))
             edges += [EgoEdge(**r) for r in links[:limit]]
         return edges, capped
 

@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 from index.duck import MemoryBudget, read_sql, run, scalar, sql_path
 from index.evidence_reader import EvidenceReader
 from index.graph import NODE_TABLES, REL_TABLES, SCHEMA, GraphStats
-from index.kuzu_store import GraphStore
+from index.kuzu_store import NODE_GROUP_ROWS, GraphStore
 from index.lexicon import table_files
 from index.names import ENTITIES, PROPERTIES, TITLES, NameStore
 from index.verbalize.values import format_qualifiers
@@ -155,7 +155,7 @@ def _edge_queries(tables: GraphTables) -> dict[str, str]:
         "WHERE source_type = 'kg' AND provenance.statement_id IS NOT NULL GROUP BY 1"
     )
     return {
-        "FACT": f"""
+        "facts": f"""
             SELECT s.subject AS "from", s.value_item AS "to", s.property,
                    coalesce(p.label, e.label, s.property) AS label, s.statement_id, s.rank,
                    coalesce(q.text, '') AS qualifiers, coalesce(k.evidence_id, '') AS evidence_id
@@ -179,6 +179,24 @@ def _edge_queries(tables: GraphTables) -> dict[str, str]:
             FROM {r["evidence"]} e LEFT JOIN {r["titles"]} t ON t.title = e.page_title
             WHERE e.page_title IS NOT NULL ORDER BY e.pos""",
     }
+
+
+def _split_facts(con: duckdb.DuckDBPyConnection, tables: GraphTables) -> int:
+    """The item statements as FACT edges (ends, property, statement node id) and Statement nodes (the
+    rest), the id being the statement's row in ``facts``: a wide rel table costs Kùzu far more memory to
+    load than a node table (``index.graph.SCHEMA``)."""
+    facts = f"read_parquet({sql_path(tables.file('facts'))}, file_row_number=true)"
+    _copy(
+        con,
+        "SELECT file_row_number AS id, property, label, statement_id, rank, qualifiers, evidence_id "
+        f"FROM {facts} ORDER BY id",
+        tables.file("Statement"),
+    )
+    return _copy(
+        con,
+        f'SELECT "from", "to", property, file_row_number AS statement FROM {facts} ORDER BY statement',
+        tables.file("FACT"),
+    )
 
 
 def _mentions(tables: GraphTables) -> str:
@@ -293,6 +311,8 @@ def write_graph_tables(
     write_colon_titles(con, tables, tables.file("colon_titles"), batch_rows)
     bar.update()
     rows = {name: _copy(con, sql, tables.file(name)) for name, sql in _edge_queries(tables).items()}
+    rows["FACT"] = rows["Statement"] = _split_facts(con, tables)
+    del rows["facts"]
     links_total = scalar(con, f"SELECT count(*) FROM {tables.rel['links']}")
     bar.update()
     rows["MENTIONS"] = _copy(con, _mentions(tables), tables.file("MENTIONS"))
@@ -305,6 +325,32 @@ def write_graph_tables(
     bar.update()
     bar.close()
     return rows, links_total - rows["LINKS_TO"]
+
+
+def rel_slice_rows(buffer_pool_mb: int | None) -> int:
+    """Rows of one rel COPY: 1,024 a MB of pool (a narrow edge costs ~100-250 bytes of pool while its
+    COPY runs, in both directions; benchmarks/results/scale/kuzu_pool.md), at least a node group's."""
+    return max(NODE_GROUP_ROWS, (buffer_pool_mb or 1024) * 1024)
+
+
+def load_tables(store: GraphStore, tables_dir: Path, rows: dict[str, int]) -> float:
+    """COPY every node table, then every rel table, from ``tables_dir`` into ``store`` (schema included),
+    each in slices that keep to the store's pool; the seconds the rel tables took."""
+    store.ddl(SCHEMA)
+    bar = progress("graph: COPY", total=sum(rows.values()), unit="row", unit_scale=True)
+    for name in NODE_TABLES:
+        if rows[name]:
+            store.copy_from(name, tables_dir / f"{name}.parquet", slice_rows=NODE_GROUP_ROWS)
+        bar.update(rows[name])
+    started = time.perf_counter()
+    for name in REL_TABLES:
+        if rows[name]:
+            store.copy_from(
+                name, tables_dir / f"{name}.parquet", slice_rows=rel_slice_rows(store.buffer_pool_mb)
+            )
+        bar.update(rows[name])
+    bar.close()
+    return time.perf_counter() - started
 
 
 def build_graph(
@@ -327,22 +373,10 @@ def build_graph(
     building = out_path.with_name(f".{out_path.name}.building")
     for leftover in (building, building.with_name(building.name + ".wal")):
         leftover.unlink(missing_ok=True)
-    bar = progress("graph: COPY", total=sum(rows.values()), unit="row", unit_scale=True)
     with GraphStore.create(building, buffer_pool_mb=budget.memory_mb // 2) as store:
-        store.ddl(SCHEMA)
-        for name in NODE_TABLES:
-            if rows[name]:
-                store.copy_from(name, tables.file(name))
-            bar.update(rows[name])
-        copy_started = time.perf_counter()
-        for name in REL_TABLES:
-            if rows[name]:
-                store.copy_from(name, tables.file(name))
-            bar.update(rows[name])
-        copy_seconds = time.perf_counter() - copy_started
+        copy_seconds = load_tables(store, work_dir, rows)
         nodes = {name: store.count(name) for name in NODE_TABLES}
         edges = {name: store.count(name) for name in REL_TABLES}
-    bar.close()
     os.replace(building, out_path)
     return GraphStats(
         nodes=nodes,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -29,19 +29,53 @@ import pyarrow.parquet as pq
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
+NODE_GROUP_ROWS = 131_072
+"""Kùzu's node group (2^17 nodes): the unit its storage writes a table in, and the slice a node COPY
+is fed in, so each slice fills whole node groups (benchmarks/results/scale/kuzu_pool.md)."""
+
+
 class GraphMemoryError(MemoryError):
     """A bulk load that needs a larger buffer pool than the store was given.
 
-    Kùzu's COPY holds what it loads (a node table's primary-key index, a rel table's rows grouped by
-    source node) in the buffer pool, so the pool a COPY needs grows with the table, and a load past it
-    fails with "buffer pool is full" half way. This error names the table, its rows and the pool, and
-    what to raise, instead of Kùzu's bare message."""
+    One Kùzu COPY holds all it loads in the buffer pool until it commits (a node table's primary-key
+    index, a rel table's rows grouped by node group, in both directions), so ``copy_from`` feeds a large
+    table in slices. What still grows is one rel node group's adjacency lists, rewritten whole when a
+    slice adds to it: a node with very many edges, or a table too wide per edge, can need more than the
+    pool. This error names the table, its rows and the pool, and what to raise, instead of Kùzu's bare
+    message."""
+
+    def __init__(self, table: str, message: str):
+        super().__init__(message)
+        self.table = table
 
 
 def _identifier(name: str) -> str:
     if not _IDENTIFIER.fullmatch(name):
         raise ValueError(f"not a table name: {name!r}")
     return name
+
+
+def _slices(path: Path, rows: int) -> Iterator[Path]:
+    """``path`` cut into Parquet files of ``rows`` rows, in order, each written beside it just before it
+    is wanted (the caller removes it): the disk holds one slice at a time."""
+    source = pq.ParquetFile(path)
+    piece = path.with_name(f".{path.stem}.slice.parquet")
+    writer, held = None, 0
+    for batch in source.iter_batches(batch_size=min(rows, 65_536)):
+        while batch.num_rows:
+            if writer is None:
+                writer, held = pq.ParquetWriter(piece, source.schema_arrow), 0
+            take = batch.slice(0, rows - held)
+            writer.write_batch(take)
+            held += take.num_rows
+            batch = batch.slice(take.num_rows)
+            if held == rows:
+                writer.close()
+                writer = None
+                yield piece
+    if writer is not None:
+        writer.close()
+        yield piece
 
 
 class GraphStore:
@@ -112,27 +146,44 @@ class GraphStore:
         for statement in statements:
             self.execute(statement)
 
-    def copy_from(self, table: str, parquet: Path) -> None:
-        """Bulk-load a Parquet file into ``table``; columns match by position (rels: from, to, props)."""
+    def copy_from(self, table: str, parquet: Path, slice_rows: int | None = None) -> None:
+        """Bulk-load a Parquet file into ``table``; columns match by position (rels: from, to, props).
+
+        With ``slice_rows``, a file of more rows goes in as several COPYs of that many rows each, in file
+        order, with a CHECKPOINT after each: one COPY holds everything it loads in the buffer pool until
+        it commits, and a checkpoint writes what a slice left in memory to the file, so the pool a load
+        needs is that of a slice, not of the table (benchmarks/results/scale/kuzu_pool.md)."""
         path = Path(parquet).resolve()
         if not path.is_file():
             raise FileNotFoundError(f"no Parquet file to copy into {table}: {path}")
-        text = str(path)
-        if "'" in text or "\\" in text:  # COPY takes no parameter for its path; keep the literal safe
-            raise ValueError(f"Parquet path must not contain quotes or backslashes: {text!r}")
+        rows = pq.ParquetFile(path).metadata.num_rows
         try:
-            self.execute(f"COPY {_identifier(table)} FROM '{text}'")
+            if slice_rows is None or rows <= slice_rows:
+                self._copy(table, path)
+            else:
+                for piece in _slices(path, slice_rows):
+                    try:
+                        self._copy(table, piece)
+                    finally:
+                        piece.unlink()
+                    self.execute("CHECKPOINT")
         except RuntimeError as error:
             if "buffer pool is full" not in str(error):
                 raise
-            rows = pq.ParquetFile(path).metadata.num_rows
             pool = self.buffer_pool_mb or "default"
             raise GraphMemoryError(
+                table,
                 f"COPY of {rows:,} rows into {table} needs more than the graph's {pool} MB buffer "
-                f"pool (Kùzu: {error}). The pool a COPY needs grows with the table "
+                f"pool (Kùzu: {error}). The pool a load needs grows with the graph, slower in slices "
                 "(benchmarks/results/scale/kuzu_pool.md); raise index.memory_mb (the pool is half of it) for "
-                "the graph task"
+                "the graph task",
             ) from error
+
+    def _copy(self, table: str, path: Path) -> None:
+        text = str(path)
+        if "'" in text or "\\" in text:  # COPY takes no parameter for its path; keep the literal safe
+            raise ValueError(f"Parquet path must not contain quotes or backslashes: {text!r}")
+        self.execute(f"COPY {_identifier(table)} FROM '{text}'")
 
     def tables(self) -> dict[str, str]:
         """Table name -> 'NODE' or 'REL'."""

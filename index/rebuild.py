@@ -81,10 +81,7 @@ class RebuildParams(BaseModel):
     scope_instance_of: list[str] = Field(default_factory=list, description="keep items of these classes")
     require_enwiki: bool = Field(False, description="keep only items with an English Wikipedia article")
     shard_mb: int | None = Field(
-        1024,
-        ge=1,
-        description="split Wikidata dumps into shards of about this many MB of the file (a full bz2 dump, "
-        "~100 GB, into ~100 tasks of ~10 GB of JSON each); None = one shard a file",
+        None, ge=1, description="split Wikidata dumps into shards of about this many MB of the file"
     )
     workers: int | None = Field(
         None,

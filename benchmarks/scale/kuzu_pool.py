@@ -77,28 +77,33 @@ def write_tables(run: Path, scratch: Path) -> dict[str, int]:
 
 
 def load(tables_dir: Path, pool_mb: int, database: Path) -> dict:
-    """Child process: every table into a fresh database with this pool; the first table that failed."""
-    from index.graph import NODE_TABLES, REL_TABLES, SCHEMA
+    """Child process: every table into a fresh database with this pool, as the stage loads them
+    (``load_tables``: nodes then rels, each in slices); the table that failed, if one did."""
+    import pyarrow.parquet as pq
+
+    from index.graph import NODE_TABLES, REL_TABLES
+    from index.graph_build import load_tables
     from index.kuzu_store import GraphMemoryError, GraphStore
 
+    rows = {
+        name: pq.ParquetFile(tables_dir / f"{name}.parquet").metadata.num_rows
+        for name in (*NODE_TABLES, *REL_TABLES)
+    }
     rss_before = _rss_mb()
     started = time.perf_counter()
-    failed = None
+    failed = error_text = None
     with GraphStore.create(database, buffer_pool_mb=pool_mb) as store:
-        store.ddl(SCHEMA)
-        for name in (*NODE_TABLES, *REL_TABLES):
-            path = tables_dir / f"{name}.parquet"
-            if not path.is_file():
-                continue
-            try:
-                store.copy_from(name, path)
-            except GraphMemoryError:
-                failed = name
-                break
+        try:
+            load_tables(store, tables_dir, rows)
+        except GraphMemoryError as error:
+            failed = error.table
+        except RuntimeError as error:  # Kùzu's other failures under a small pool (see kuzu_pool.md)
+            failed, error_text = "?", str(error)[:200]
     return {
         "pool_mb": pool_mb,
         "loaded": failed is None,
         "failed_table": failed,
+        "error": error_text,
         "seconds": round(time.perf_counter() - started, 2),
         "rss_before_mb": rss_before,
         "peak_rss_mb": _status_mb("VmHWM"),

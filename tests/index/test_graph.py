@@ -20,9 +20,9 @@ import pytest
 from index import layout
 from index.duck import MemoryBudget, connect
 from index.evidence_reader import EvidenceReader, write_duplicates
-from index.graph import REL_TABLES, SCHEMA, GraphIndex, GraphStats
+from index.graph import NODE_TABLES, REL_TABLES, SCHEMA, GraphIndex, GraphStats
 from index.graph_build import build_graph
-from index.kuzu_store import GraphMemoryError, GraphStore
+from index.kuzu_store import NODE_GROUP_ROWS, GraphMemoryError, GraphStore
 from index.lexicon import Lexicon
 from index.names import ENTITIES, NameStore, build_names
 from ingest.parquet_sink import rows_to_table
@@ -194,8 +194,9 @@ def test_bulk_load_uses_copy_and_every_edge_lands(
 ) -> None:
     writes = [s for s in built.statements if not s.startswith(("MATCH", "CALL show_tables"))]
     assert all(s.startswith(("CREATE NODE TABLE", "CREATE REL TABLE", "COPY ")) for s in writes), writes
-    assert sum(s.startswith("COPY ") for s in writes) == 8
+    assert sum(s.startswith("COPY ") for s in writes) == len(NODE_TABLES) + len(REL_TABLES)  # none sliced
     counts = graph.counts()
+    assert counts["Statement"] == counts["FACT"] == built.stats.nodes["Statement"]  # a node per FACT edge
     for table in REL_TABLES:  # COPY fails on a missing endpoint, so equal counts mean every endpoint exists
         rows = pl.read_parquet(built.work_dir / f"{table}.parquet").height
         assert counts[table] == rows == built.stats.edges[table] > 0, table
@@ -336,3 +337,24 @@ def test_a_copy_past_the_buffer_pool_names_the_table_and_the_setting(tmp_path: P
         store.ddl(SCHEMA)
         store.copy_from("Entity", nodes)
         assert store.count("Entity") == 200_000
+
+
+def test_a_table_too_large_for_one_copy_loads_in_slices(tmp_path: Path) -> None:
+    """One COPY holds the whole table until it commits; fed a node group at a time, with a checkpoint
+    after each, the same file loads into a pool it does not fit in whole, every row and key intact."""
+    rows = 3 * NODE_GROUP_ROWS + 12_345  # a last slice shorter than the others
+    nodes = _entity_nodes(tmp_path / "Entity.parquet", rows)
+    with GraphStore.create(tmp_path / "whole.kuzu", buffer_pool_mb=48) as store:
+        store.ddl(SCHEMA)
+        with pytest.raises(GraphMemoryError):
+            store.copy_from("Entity", nodes)
+    with GraphStore.create(tmp_path / "sliced.kuzu", buffer_pool_mb=48) as store:
+        store.ddl(SCHEMA)
+        store.copy_from("Entity", nodes, slice_rows=NODE_GROUP_ROWS)
+        assert store.count("Entity") == rows
+        last = f"Q{900_000_000 + rows - 1}"
+        found = store.execute(
+            "MATCH (e:Entity) WHERE e.id IN $ids RETURN e.id AS id ORDER BY id", {"ids": ["Q900000000", last]}
+        )
+        assert [r["id"] for r in found] == ["Q900000000", last]
+    assert not list(tmp_path.glob(".*slice*"))  # each slice file removed after its COPY

@@ -13,11 +13,10 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from index.statements import TypedStatement
 from query.understand import plan_words
-from query.understand.linking import EntityInfo
 
 
 class StatementReads(Protocol):
@@ -43,7 +42,7 @@ class AliasReads(Protocol):
 
 
 class EntityTexts(Protocol):
-    def get(self, entity_id: str) -> EntityInfo | None: ...
+    def get(self, entity_id: str) -> Any: ...
 
     def ids_matching(self, pattern: str, limit: int) -> list[str]: ...
 
