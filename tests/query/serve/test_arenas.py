@@ -75,5 +75,5 @@ def test_the_environment_variable_is_left_to_glibc(tmp_path: Path) -> None:
 
 
 def test_a_negative_cap_is_refused() -> None:
-    with pytest.raises(ValueError, match="0 .* or more"):
+    with pytest.raises(ValueError, match=r"0 .* or more"):
         cap_malloc_arenas(-1)
