@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import statistics
 from collections.abc import Callable
 from pathlib import Path
 
@@ -233,6 +234,22 @@ def serve_load(path: Path, entry: ExpectedEntry) -> Figures:
     }
 
 
+def serve_switch_memory(path: Path, entry: ExpectedEntry) -> Figures:
+    """``serve_switch_memory.py``: retired engines still alive at the end (0), the most engines alive at
+    once after a switch (1) and RSS's least-squares growth a switch from the 2nd switch on, in units of 5 MB
+    (the matrix's tolerances are at most 1: 0.9 of them is 4.5 MB a switch, the uncapped growth's size)."""
+    samples = [s for s in json.loads(path.read_text())["samples"] if "answering" in s]
+    tail = [s for s in samples if s["switch"] >= 2]
+    slope = statistics.linear_regression([s["switch"] for s in tail], [s["rss_mb"] for s in tail]).slope
+    return {
+        "switches": {
+            "retired engines alive": samples[-1]["retired_engines_alive"],
+            "engines alive": max(s["objects"].get("Engine", 0) for s in samples),
+            "RSS growth in 5 MB a switch": slope / 5,
+        }
+    }
+
+
 def setup_time(path: Path, entry: ExpectedEntry) -> Figures:
     """``setup_time.md``: the latest clean ``make demo``, its wall clock (the first one the file gives)."""
     seconds = re.search(r"Wall clock \*\*([\d.]+) s", path.read_text(encoding="utf-8"))
@@ -254,6 +271,7 @@ READERS: dict[str, Callable[[Path, ExpectedEntry], Figures]] = {
     "benchmarks/embed_workers.py": embed_workers,
     "benchmarks/embedders.py": embedders,
     "benchmarks/serve_load.py": serve_load,
+    "benchmarks/serve_switch_memory.py": serve_switch_memory,
     "tests.fuzz": fuzz,
     "make": setup_time,
 }

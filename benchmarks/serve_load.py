@@ -1,22 +1,29 @@
 """Load on ``hqa serve``: N clients for a fixed time on 127.0.0.1 while new index versions are published.
 
     .venv/bin/python benchmarks/serve_load.py [--index .state/indexes] [--clients 6] [--seconds 150]
-        [--llm-seconds 240] [--versions 3] [--readers candidates,llm] [--llm qwen2.5-coder-0.5b-instruct]
+        [--llm-seconds 240] [--versions 3] [--llm-versions N] [--readers candidates,llm]
+        [--llm qwen2.5-coder-0.5b-instruct] [--malloc-arenas N] [--rss-band 10]
         [--out benchmarks/results/serve]
 
 For each reader: the sample index's current version is published as the first version of a fresh index
 root (hard links, no copy), ``hqa serve`` is started on it (a subprocess, a free port), and ``--clients``
 asyncio clients ask the README's questions round and round for the run's seconds. Meanwhile
-``--versions`` new versions are published at even intervals (a re-publish of the same build: hard links,
-a new manifest, ``current`` moved), each followed by a prune to 2 versions (leases keep what the server
-still reads). Even-numbered clients send ``"fallback": true``, odd ones do not and wait ``Retry-After``
-on a 429, as a polite client would.
+``--versions`` (``--llm-versions`` for the LLM reader) new versions are published at even intervals (a
+re-publish of the same build: hard links, a new manifest, ``current`` moved), each followed by a prune to
+2 versions (leases keep what the server still reads); a publish first waits (at most ``SETTLE_S``) for the
+server to answer from the version before with no other open, nudging it with one candidate-reader
+question if it has not moved yet. Even-numbered clients send ``"fallback": true``, odd ones do not and
+wait ``Retry-After`` on a 429, as a polite client would.
 
 Reported per reader: requests, throughput, p50/p95 latency, 429s, fallbacks, errors (anything else that is
 not a 200 or a transport failure: 0 is the bar), the versions answers were tagged with (each answer must
 name one), the HTTP overhead against the engine's own total time for the same request (the raw engine in
-the same run: a ratio survives a loaded machine better than a figure), and the server's RSS at start,
-end and peak. With ``--screenshot`` the evidence page is photographed (Playwright on Debian's chromium)
+the same run: a ratio survives a loaded machine better than a figure), and the server's memory over
+time: RSS (anonymous and file-backed) every 2 s, right before each publish (the settled figure of the
+version answering then), at the end, and whether it is stable — each settled figure after the 3rd publish
+on within ``--rss-band`` (percent) of the one after the 2nd, where the first switches' one-off growth
+(allocator pools reaching their working size) is over — with the least-squares growth per version over
+those figures. With ``--screenshot`` the evidence page is photographed (Playwright on Debian's chromium)
 after the first reader's run.
 """
 
@@ -37,6 +44,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -59,6 +67,8 @@ QUESTIONS = [  # the README's and the demo's questions
     "What is the favourite colour of the invisible dragon Zorblax?",
 ]
 SCREENSHOT_QUESTION = "Which city has the most inhabitants?"
+SETTLE_S = 120.0
+"""Longest wait, before a publish, for the server to settle on the version published before."""
 
 
 def publish(root: Path, source: Path, version: str) -> None:
@@ -81,13 +91,15 @@ def free_port() -> int:
 class Server:
     """``hqa serve`` in a subprocess, stopped by its own pid."""
 
-    def __init__(self, root: Path, reader: str, llm: str, state_dir: Path, log: Path):
+    def __init__(self, root: Path, reader: str, args: argparse.Namespace, log: Path):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        cmd = [str(BIN / "hqa"), "--state-dir", str(state_dir), "serve", "--index", str(root)]
+        cmd = [str(BIN / "hqa"), "--state-dir", str(args.state_dir), "serve", "--index", str(root)]
         cmd += ["--port", str(self.port), "--reader", reader, "--llm-queue", "2", "--deadline", "300"]
         if reader == "llm":
-            cmd += ["--llm", llm]
+            cmd += ["--llm", args.llm]
+        if args.malloc_arenas is not None:
+            cmd += ["--malloc-arenas", str(args.malloc_arenas)]
         self.command = cmd
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HQA_PROGRESS": "0"}
         self.log = log.open("w")
@@ -109,6 +121,35 @@ class Server:
 
     def rss_mb(self) -> float:
         return round(self.ps.memory_info().rss / 2**20, 1)
+
+    def memory(self, started: float) -> dict:
+        """RSS now, split as the kernel counts it: anonymous (heaps, arrays) and file-backed (mapped
+        index files and models), with the run's clock."""
+        status = Path(f"/proc/{self.process.pid}/status").read_text().splitlines()
+        fields = dict(line.split(":", 1) for line in status)
+        mb = {k: round(int(fields[f"Rss{k.title()}"].split()[0]) / 1024, 1) for k in ("anon", "file")}
+        return {"at_s": round(time.monotonic() - started, 1), "rss_mb": round(sum(mb.values()), 1), **mb}
+
+    def settled(self, started: float, version: str, timeout: float = SETTLE_S) -> dict:
+        """``memory`` once the server answers from ``version`` with no other version open (a switch
+        holds two for a moment; on a loaded machine that moment is long), or after ``timeout`` seconds;
+        with the version it answered from then and whether it had settled."""
+        waited = time.monotonic()
+        while True:
+            versions = httpx.get(f"{self.url}/v1/versions", timeout=60).json()
+            done = versions["answering"] == version and versions["open"] == [version]
+            if done or time.monotonic() - waited > timeout:
+                break
+            if versions["answering"] != version:  # a question moves it (when the clients have stopped too)
+                nudge = {"question": QUESTIONS[0], "reader": "candidates"}  # the fast lane: not a 429 loop
+                httpx.post(f"{self.url}/v1/ask", json=nudge, timeout=330)
+            time.sleep(1)
+        return {
+            **self.memory(started),
+            "answering": versions["answering"],
+            "settled": done,
+            "waited_s": round(time.monotonic() - waited, 1),
+        }
 
     def stop(self) -> None:
         self.process.send_signal(signal.SIGINT)
@@ -157,13 +198,22 @@ async def client(url: str, number: int, until: float, records: list[dict]) -> No
 
 
 def publisher(
-    root: Path, source: Path, versions: int, seconds: float, started: float, out: list[dict]
+    root: Path,
+    source: Path,
+    versions: int,
+    seconds: float,
+    started: float,
+    out: list[dict],
+    settled: Callable[[float, str], dict],
 ) -> None:
-    """``versions`` publishes at even intervals of the run, each followed by a prune to 2 versions."""
+    """``versions`` publishes at even intervals of the run, each followed by a prune to 2 versions; the
+    server's memory is taken right before each, once it has settled on the version published before (a
+    publish waits for that, at most ``SETTLE_S``): the settled figure of that version."""
     store = VersionStore(root)
     for n in range(1, versions + 1):
         time.sleep(max(0.0, started + seconds * n / (versions + 1) - time.monotonic()))
         name = f"v{n + 1}"
+        before = settled(started, f"v{n}")
         publish(root, source, name)
         pruned = store.prune(keep=2)
         out.append(
@@ -171,8 +221,47 @@ def publisher(
                 "version": name,
                 "at_s": round(time.monotonic() - started, 1),
                 "pruned": [p.name for p in pruned],
+                "memory_before": before,
             }
         )
+
+
+def settled_rss(published: list[dict], end: dict) -> dict[str, float]:
+    """Each version's settled RSS: taken right before the next publish (the last version's: at the end),
+    named by the version the server answered from then. A version the server had not moved to before the
+    next was published (no question came between) has no figure of its own."""
+    settled = {p["memory_before"]["answering"]: p["memory_before"]["rss_mb"] for p in published}
+    return {**settled, end["answering"]: end["rss_mb"]}
+
+
+REFERENCE = 2
+"""Publishes after which the settled RSS is the reference: the first switches' one-off growth is over."""
+
+
+def published_before(version: str) -> int:
+    """How many versions were published after the first when ``version`` (``v<n>``) came: n - 1."""
+    return int(version.removeprefix("v")) - 1
+
+
+def stability(settled: dict[str, float], band_pct: float) -> dict:
+    """Is RSS stable across versions? Each settled figure after a later publish against the first one after
+    ``REFERENCE`` publishes: the largest deviation, whether all are within the band, and the least-squares
+    growth per version from the reference on (a leak of a few MB a version shows there before it leaves a
+    band)."""
+    tail = {v: rss for v, rss in settled.items() if published_before(v) >= REFERENCE}
+    if len(tail) < 2:
+        return {"reference": None, "band_pct": band_pct, "max_deviation_pct": None, "stable": None}
+    (reference, reference_mb), *later = tail.items()
+    deviations = [100 * (rss - reference_mb) / reference_mb for _, rss in later]
+    slope = statistics.linear_regression([published_before(v) for v in tail], list(tail.values())).slope
+    return {
+        "reference": reference,
+        "reference_mb": reference_mb,
+        "band_pct": band_pct,
+        "max_deviation_pct": round(max(deviations, key=abs), 1),
+        "stable": all(abs(d) <= band_pct for d in deviations),
+        "growth_mb_per_version": round(slope, 1),
+    }
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -208,26 +297,28 @@ def summary(records: list[dict], seconds: float) -> dict:
 
 def run(reader: str, args: argparse.Namespace, work: Path, source: Path) -> dict:
     seconds = args.seconds if reader == "candidates" else args.llm_seconds
+    versions = args.versions if reader == "candidates" else (args.llm_versions or args.versions)
     root = work / reader
     publish(root, source, "v1")
-    server = Server(root, reader, args.llm, args.state_dir, args.out / f"server-{reader}.log")
+    server = Server(root, reader, args, args.out / f"server-{reader}.log")
     try:
         ready_s = server.wait_ready()
-        rss = [server.rss_mb()]
         load_before = os.getloadavg()
         records: list[dict] = []
         published: list[dict] = []
         started = time.monotonic()
+        timeline = [server.memory(started)]
         pub = threading.Thread(
-            target=publisher, args=(root, source, args.versions, seconds, started, published)
+            target=publisher,
+            args=(root, source, versions, seconds, started, published, server.settled),
         )
         pub.start()
 
         async def clients() -> None:
             async def sample_rss() -> None:
                 while time.monotonic() < started + seconds:
-                    rss.append(server.rss_mb())
                     await asyncio.sleep(2)
+                    timeline.append(server.memory(started))
 
             await asyncio.gather(
                 sample_rss(),
@@ -237,7 +328,8 @@ def run(reader: str, args: argparse.Namespace, work: Path, source: Path) -> dict
         asyncio.run(clients())
         elapsed = time.monotonic() - started
         pub.join()
-        rss.append(server.rss_mb())
+        end = server.settled(started, f"v{versions + 1}")
+        timeline.append(end)
         versions = httpx.get(f"{server.url}/v1/versions", timeout=30).json()
         metrics = httpx.get(f"{server.url}/metrics", timeout=30).text
         if args.screenshot and reader == args.readers[0]:
@@ -246,6 +338,7 @@ def run(reader: str, args: argparse.Namespace, work: Path, source: Path) -> dict
         server.stop()
     (args.out / f"requests-{reader}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     (args.out / f"metrics-{reader}.txt").write_text(metrics)
+    settled = settled_rss(published, end)
     return {
         "reader": reader,
         "command": shlex.join(server.command),
@@ -256,7 +349,14 @@ def run(reader: str, args: argparse.Namespace, work: Path, source: Path) -> dict
         "load_after": [round(x, 2) for x in os.getloadavg()],
         "published": published,
         "server_versions": versions,
-        "rss_mb": {"start": rss[0], "end": rss[-1], "peak": max(rss)},
+        "rss_mb": {
+            "start": timeline[0]["rss_mb"],
+            "end": end["rss_mb"],
+            "peak": max(m["rss_mb"] for m in timeline),
+        },
+        "rss_settled_mb": settled,
+        "rss_stability": stability(settled, args.rss_band),
+        "rss_timeline": timeline,
         **summary(records, elapsed),
     }
 
@@ -277,10 +377,14 @@ def screenshot(url: str, path: Path) -> None:
 
 
 def report(results: list[dict], argv: list[str]) -> str:
+    """The Markdown report; results of separate runs (put together in one JSON) each name their command."""
+    runs = dict.fromkeys(
+        shlex.join([".venv/bin/python", "benchmarks/serve_load.py", *r.get("argv", argv)]) for r in results
+    )
     lines = [
         "# `hqa serve` under load, while versions are published",
         "",
-        f"Command: `{shlex.join(['.venv/bin/python', 'benchmarks/serve_load.py', *argv])}`  ",
+        *(f"Command: `{command}`  " for command in runs),
         f"Machine: {machine()}",
         "",
         "| reader | clients | s | requests | answered | /s | p50 ms | p95 ms | 429 | fallbacks | errors "
@@ -309,7 +413,41 @@ def report(results: list[dict], argv: list[str]) -> str:
             f"modes {r['modes']}; "
             f"readers {r['readers']}; errors {r['error_kinds'] or 'none'}.",
         ]
+    for r in results:
+        if "rss_settled_mb" in r:
+            lines += memory_report(r)
     return "\n".join(lines) + "\n"
+
+
+def memory_report(r: dict) -> list[str]:
+    """The server's settled RSS per version (taken right before the next publish, the last at the end)
+    and the stability verdict."""
+    settled = {p["memory_before"]["answering"]: p["memory_before"] for p in r["published"]}
+    settled[r["rss_timeline"][-1]["answering"]] = r["rss_timeline"][-1]
+    lines = [
+        "",
+        f"**{r['reader']}, memory**: settled RSS of each version (right before the next publish; the last "
+        "at the end), anonymous + file-backed MB:",
+        "",
+        "| version | publishes so far | RSS MB | anon | file | at s | settled (waited s) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for v, m in settled.items():
+        lines.append(
+            f"| {v} | {published_before(v)} | {m['rss_mb']} | {m['anon']} | {m['file']} | {m['at_s']} "
+            f"| {'yes' if m['settled'] else 'NO'} ({m['waited_s']}) |"
+        )
+    st = r["rss_stability"]
+    if st["reference"] is not None:
+        lines += [
+            "",
+            f"{'stable' if st['stable'] else 'NOT stable'}: the largest deviation after a later switch is "
+            f"{st['max_deviation_pct']:+} % of {st['reference']}'s {st['reference_mb']} MB (after "
+            f"{REFERENCE} publishes; band ±{st['band_pct']} %); least-squares growth from {st['reference']} "
+            f"on: {st['growth_mb_per_version']} MB a version. Peak {r['rss_mb']['peak']} MB (sampled every "
+            "2 s; a switch holds two versions for a moment).",
+        ]
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -323,8 +461,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=150, help="the candidate reader's run")
     parser.add_argument("--llm-seconds", type=float, default=240, help="the LLM reader's run")
     parser.add_argument("--versions", type=int, default=3, help="versions published during each run")
+    parser.add_argument("--llm-versions", type=int, help="versions published during the LLM run (--versions)")
+    parser.add_argument("--malloc-arenas", type=int, help="the server's --malloc-arenas (default: its own)")
     parser.add_argument("--readers", type=lambda s: s.split(","), default=["candidates", "llm"])
     parser.add_argument("--llm", default="qwen2.5-coder-0.5b-instruct")
+    parser.add_argument(
+        "--rss-band", type=float, default=10.0, help="percent: the settled RSS band that counts as stable"
+    )
     parser.add_argument("--screenshot", action="store_true", help="photograph the page after the first run")
     parser.add_argument("--report-only", action="store_true", help="rewrite README.md from serve_load.json")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "serve")

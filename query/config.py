@@ -58,6 +58,11 @@ class EngineConfig(BaseModel):
     table_sql: TableSqlSettings = Field(default_factory=TableSqlSettings)
     graph_critic: GraphCriticSettings = Field(default_factory=GraphCriticSettings)
 
+    @property
+    def wants_llm(self) -> bool:
+        """Does an engine of this config load the instruct model (the LLM reader, or the LLM planner)?"""
+        return self.reader == "llm" or self.kg_plan.llm_planner
+
     @model_validator(mode="before")
     @classmethod
     def _understanding_keys(cls, values: Any) -> Any:

@@ -53,10 +53,19 @@ log = logging.getLogger(__name__)
 
 class Engine:
     def __init__(
-        self, reader: IndexReader, config: EngineConfig | None = None, *, state_dir: Path | None = None
+        self,
+        reader: IndexReader,
+        config: EngineConfig | None = None,
+        *,
+        state_dir: Path | None = None,
+        llm: Llm | None = None,
     ):
         """``state_dir``: where the bundled models are assembled (``<state>/models``); the CLI and the DAGs
-        pass their settings' state folder, library callers may (default: the repository's ``.state``)."""
+        pass their settings' state folder, library callers may (default: the repository's ``.state``).
+
+        ``llm``: the instruct model, opened by the caller and shared (a ``LiveEngine`` keeps one for every
+        version it opens: the model does not depend on the index); this engine then neither loads nor
+        closes one. None: the engine loads its own when the config wants one."""
         self.config = config or EngineConfig()
         self.state_dir = Path(state_dir) if state_dir is not None else DEFAULT_STATE_DIR
         self.reader = reader
@@ -67,8 +76,11 @@ class Engine:
         self.properties = PropertyLabels.load(self.config.property_table or bundled_property_table())
         self.entities = EntityTable.from_reader(reader)
         self.understander = self._understander()
-        wants_llm = self.config.reader == "llm" or self.config.kg_plan.llm_planner
-        self.llm, llm_error = self._open_llm() if wants_llm else (None, None)
+        self._owns_llm = llm is None
+        if llm is not None or not self.config.wants_llm:
+            self.llm, llm_error = llm, None
+        else:
+            self.llm, llm_error = open_llm(self.config, self.state_dir)
         self.pipeline = self._pipeline(llm_error)
         context = ModeContext(
             self.pipeline,
@@ -96,12 +108,17 @@ class Engine:
 
     @classmethod
     def open(
-        cls, index_dir: Path, config: EngineConfig | None = None, *, state_dir: Path | None = None
+        cls,
+        index_dir: Path,
+        config: EngineConfig | None = None,
+        *,
+        state_dir: Path | None = None,
+        llm: Llm | None = None,
     ) -> Engine:
         """Open the ``current`` version under ``index_dir`` (or the version folder itself)."""
         reader = IndexReader.open(Path(index_dir))
         try:
-            return cls(reader, config, state_dir=state_dir)
+            return cls(reader, config, state_dir=state_dir, llm=llm)
         except Exception:
             reader.close()
             raise
@@ -112,15 +129,6 @@ class Engine:
         extractor = INTENT_EXTRACTORS.create(settings.intent.extractor, context)
         linker = EntityLinker(self.reader.aliases, self.entities, settings.linking)
         return Understander(extractor, linker, settings.linking.k)
-
-    def _open_llm(self) -> tuple[Llm | None, str | None]:
-        """The configured model, loaded now (not inside the first question's timings). A model that
-        cannot load leaves the candidate reader answering; every result then says why."""
-        try:
-            return Llm.open(self.config.llm.in_state_dir(self.state_dir)), None
-        except LlmUnavailable as exc:
-            log.warning("the LLM reader is unavailable, the candidate reader answers instead: %s", exc)
-            return None, str(exc)
 
     def _pipeline(self, llm_error: str | None) -> RetrieveReadPipeline:
         """The retrieve → re-rank → read pipeline over this version, as the config describes it."""
@@ -208,7 +216,7 @@ class Engine:
             if self._threads is not None:
                 self._threads.shutdown(wait=True)
                 self._threads = None
-        if self.llm is not None:
+        if self.llm is not None and self._owns_llm:
             self.llm.close()
         self.reader.close()
 
@@ -217,3 +225,13 @@ class Engine:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def open_llm(config: EngineConfig, state_dir: Path) -> tuple[Llm | None, str | None]:
+    """The configured model, loaded now (not inside the first question's timings), or None and why. A
+    model that cannot load leaves the candidate reader answering; every result then says why."""
+    try:
+        return Llm.open(config.llm.in_state_dir(state_dir)), None
+    except LlmUnavailable as exc:
+        log.warning("the LLM reader is unavailable, the candidate reader answers instead: %s", exc)
+        return None, str(exc)

@@ -6,6 +6,12 @@ that folder's lease (``index.versions``) so that rebuilds cannot prune it. ``Liv
 ``current`` before each question (one ``readlink``), opens the newer version's engine once when a rebuild
 has published one, and closes the older engine when its last question in flight is done. Each answer
 comes from exactly one engine, so its ``index_version`` names every piece of its evidence.
+
+What does not depend on the index is loaded once for the process, not once a version: the instruct model
+is opened by the ``LiveEngine`` and lent to every version's engine (a switch does not load the GGUF again,
+nor hold two copies while the older version finishes its questions), and the embedders are cached by
+``index.embedder``. Everything a version opens is closed with it, and its engine is collected
+(``tests/query/serve/test_versions_memory.py``).
 """
 
 from __future__ import annotations
@@ -18,8 +24,9 @@ from pathlib import Path
 
 from index.versions import VersionStore
 from query.config import EngineConfig
-from query.engine import Engine
+from query.engine import Engine, open_llm
 from schemas.query import QueryResult
+from schemas.settings import DEFAULT_STATE_DIR
 
 log = logging.getLogger(__name__)
 
@@ -31,11 +38,17 @@ class LiveEngine:
         self, index_root: Path, config: EngineConfig | None = None, *, state_dir: Path | None = None
     ):
         self.root = Path(index_root)
-        self.config, self.state_dir = config, state_dir
+        self.config = config or EngineConfig()
+        self.state_dir = Path(state_dir) if state_dir is not None else DEFAULT_STATE_DIR
         self._store = VersionStore(self.root)
         self._lock = threading.Lock()
         self._opening = threading.Lock()  # one thread opens a new version; the others answer meanwhile
-        self._engine = Engine.open(self.root, config, state_dir=state_dir)
+        self._llm = open_llm(self.config, self.state_dir)[0] if self.config.wants_llm else None
+        try:
+            self._engine = self._open()
+        except BaseException:
+            self._close_llm()
+            raise
         self._in_flight: dict[Engine, int] = {self._engine: 0}
         self.switches: list[str] = [self._engine.index_version]
         """Every version this engine has answered from, in order."""
@@ -84,7 +97,7 @@ class LiveEngine:
         try:
             if self._store.current() == self._engine.reader.path:
                 return  # another thread switched while this one was checking
-            newer = Engine.open(self.root, self.config, state_dir=self.state_dir)
+            newer = self._open()
             with self._lock:
                 older, self._engine = self._engine, newer
                 self._in_flight[newer] = 0
@@ -98,11 +111,21 @@ class LiveEngine:
         finally:
             self._opening.release()
 
+    def _open(self) -> Engine:
+        """The current version's engine, reading with the shared model (None: the engine tries its own)."""
+        return Engine.open(self.root, self.config, state_dir=self.state_dir, llm=self._llm)
+
     def close(self) -> None:
         with self._lock:
             engines, self._in_flight = list(self._in_flight), {}
         for engine in engines:
             engine.close()
+        self._close_llm()
+
+    def _close_llm(self) -> None:
+        if self._llm is not None:
+            self._llm.close()
+            self._llm = None
 
     def __enter__(self) -> LiveEngine:
         return self

@@ -31,6 +31,11 @@ def add_serve(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-question-chars", type=int, help="longer questions get 413 (default 1000)")
     p.add_argument("--max-batch", type=int, help="questions one /v1/batch may carry (default 16)")
     p.add_argument("--cors-origin", action="append", default=[], help="allow this origin (repeatable)")
+    p.add_argument(
+        "--malloc-arenas",
+        type=int,
+        help="glibc malloc arenas (default 2: flat RSS across versions; 0 = glibc's)",
+    )
     p.add_argument("--openapi", type=Path, help="write the OpenAPI document to this file and exit")
 
 
@@ -51,6 +56,7 @@ def serve_settings(args: argparse.Namespace):
         "deadline_s": args.deadline,
         "max_question_chars": args.max_question_chars,
         "max_batch": args.max_batch,
+        "malloc_arenas": args.malloc_arenas,
     }
     return ServeSettings(
         host=args.host,
@@ -66,12 +72,14 @@ def cmd_serve(args: argparse.Namespace, settings: HqaSettings) -> int:
 
     from query.live import LiveEngine
     from query.serve import create_app
+    from query.serve.arenas import cap_malloc_arenas
 
     try:
         serve = serve_settings(args)
     except (ValueError, OSError) as exc:  # pydantic's ValidationError is a ValueError
         error_console.print(f"[red]hqa serve: refused[/red] {shown(exc)}", highlight=False, soft_wrap=True)
         return 2
+    cap_malloc_arenas(serve.malloc_arenas)  # before the engine's threads start
     config = engine_config(args, settings)
     root = args.index or settings.index_dir
     app = create_app(lambda: LiveEngine(root, config, state_dir=settings.state_dir), config.reader, serve)

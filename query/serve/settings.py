@@ -30,6 +30,12 @@ class ServeSettings(BaseModel):
     deadline_s: float = Field(60.0, gt=0, description="a request's deadline unless it asks for less")
     max_deadline_s: float = Field(300.0, gt=0, description="the longest deadline a request may ask for")
     cors_origins: list[str] = Field(default_factory=list, description="no CORS headers unless named")
+    malloc_arenas: int = Field(
+        2,
+        ge=0,
+        description="glibc malloc arenas (query.serve.arenas): few keep RSS flat across version switches; "
+        "0 = glibc's default (8 per core); MALLOC_ARENA_MAX in the environment wins",
+    )
 
     @property
     def loopback(self) -> bool:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from index.versions import LEASE, VersionStore
 from tests.conftest import load_script
 
@@ -41,3 +43,21 @@ def test_the_summary_counts_429s_apart_from_errors() -> None:
     assert got["untagged"] == 1 and got["answers_by_version"] == {"v1": 5, "v2": 5}
     assert got["p50_ms"] == 50.0 and got["p95_ms"] == 100.0
     assert got["error_kinds"] == {"x": 1} and got["throughput_per_s"] == 1.0
+
+
+def test_rss_stability_is_judged_from_the_figure_after_the_second_publish() -> None:
+    bench = load_script(SCRIPT)
+    published = [
+        {"memory_before": {"answering": v, "rss_mb": rss}}
+        for v, rss in [("v1", 600.0), ("v2", 700.0), ("v3", 800.0), ("v4", 820.0), ("v5", 790.0)]
+    ]
+    settled = bench.settled_rss(published, {"answering": "v6", "rss_mb": 840.0})
+    assert settled == {"v1": 600.0, "v2": 700.0, "v3": 800.0, "v4": 820.0, "v5": 790.0, "v6": 840.0}
+    got = bench.stability(settled, band_pct=5.0)
+    assert got["reference"] == "v3" and got["reference_mb"] == 800.0  # the first switches' growth left out
+    assert got["max_deviation_pct"] == pytest.approx(5.0, abs=0.05) and got["stable"] is True
+    # least squares over (2, 800), (3, 820), (4, 790), (5, 840): 45 / 5
+    assert got["growth_mb_per_version"] == pytest.approx(9.0, abs=0.05)
+    leaking = bench.stability({"v1": 600.0, "v3": 800.0, "v4": 850.0, "v5": 900.0}, band_pct=10.0)
+    assert leaking["stable"] is False and leaking["max_deviation_pct"] == pytest.approx(12.5, abs=0.05)
+    assert bench.stability({"v1": 600.0, "v3": 800.0}, band_pct=10.0)["stable"] is None  # too few
