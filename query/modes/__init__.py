@@ -103,7 +103,9 @@ MODES: Registry[ModeContext, Mode] = Registry(
             aliases=c.aliases,
         ),
         "graph-critic": lambda c: GraphCriticMode(c.pipeline, c.graph, c.graph_critic, llm=c.llm),
-        "retrieve-read": lambda c: RetrieveReadMode(c.pipeline, AnswerGuard(RulePlanner(c.properties))),
+        "retrieve-read": lambda c: RetrieveReadMode(
+            c.pipeline, AnswerGuard(RulePlanner(c.properties), c.in_text)
+        ),
     },
 )
 """Modes by the names ``EngineConfig.modes`` gives; a new mode registers here."""

@@ -9,24 +9,28 @@ shows — when:
 - the text is not a question the index can answer: no question word or shape, no relation the plan
   reads, no entity it names ("MATCH (n) DETACH DELETE n"). Keyword questions ("population Belgium 2014")
   have a relation or an entity, so they pass;
-- the question names something the index knows nothing of — no entity or page carries the name
-  (``unknown_name``: only fuzzy look-alikes) — and no cited row writes it: the answer is then about
-  something else. A name an OTT-QA passage or table cell writes is kept when the cited rows hold it;
-- the plan reads a number or a date (a population, an inception) and the answer holds no digit nor a
-  counted word: the answer kind does not match.
-
-Only the plan's sure readings decide (``min_confidence``); an unsure plan never refuses an answer.
+- the plan's subject is a name the index knows nothing of — no entity or page carries it
+  (``unknown_name``: only fuzzy look-alikes) — and neither the indexed text nor a retrieved row holds
+  it; or the plan is sure and no row the answer cites writes it ("the population of Atlantis"): the
+  answer is then about something else. Only the subject: a long OTT-QA question names bridge entities
+  its answer row need not write, often in other words than the rows or misspelled ("Arsenal FC",
+  "WW 1", "FC Dordecht"), and its plan is unsure;
+- the question names one Wikidata item (by its name or alias, and no other entity or page) and no row
+  the answer cites links it or writes its label ("How deep is Boss Lake?" read off the Atlantic Ocean);
+- the plan is sure (``min_confidence``) it asks yes or no, a number or a date (a population, an
+  inception), and the answer is not yes/no, or holds no digit nor counted word: the kind does not match.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from query.lexicon import COUNT_WORDS
 from query.understand.plan import RulePlanner, plan_entity, unknown_name
 from query.understand.understanding import Understanding
 from schemas.answers import StageTiming
-from schemas.query import QueryResult, QuestionPlan
+from schemas.query import EntityCandidate, QueryResult, QuestionPlan, ScoredEvidence
 
 GUARD = "answer-guard"
 
@@ -45,8 +49,14 @@ NOT_A_QUESTION = "not a question the index can answer: no question word, no rela
 class AnswerGuard:
     """Checks a question before reading and a read answer after; holds no mutable state."""
 
-    def __init__(self, planner: RulePlanner, min_confidence: float = 0.6):
-        self.planner, self.min_confidence = planner, min_confidence
+    def __init__(
+        self,
+        planner: RulePlanner,
+        in_text: Callable[[str], bool] | None = None,
+        min_confidence: float = 0.6,
+    ):
+        """``in_text``: whether any indexed row holds every word of a name (``Bm25Index.occurs``)."""
+        self.planner, self.in_text, self.min_confidence = planner, in_text, min_confidence
 
     def before(self, understanding: Understanding) -> QuestionPlan | None:
         """The plan with the reason to refrain in its ``outcome``, or None when the question may be read."""
@@ -71,25 +81,56 @@ class AnswerGuard:
         """The plan with the reason the answer does not meet it, or None when it does (or is unknown)."""
         if result.unknown:
             return None
-        cited = set(result.supporting_evidence_ids)
-        texts = [e.text for e in result.evidence if not cited or e.evidence_id in cited]
-        unknown = [
-            link.mention.text
-            for link in understanding.links
-            if unknown_name(link) and not any(_writes(text, link.mention.text) for text in texts)
-        ]
         plan = self.planner.run(understanding)
-        if unknown:
-            plan.outcome = (
-                f"{unknown[0]!r} names no entity or page of the index, and the evidence the answer "
-                f"cites does not mention it: {result.answer!r} is about something else"
-            )
-            return plan
-        sure = plan.confidence >= self.min_confidence and plan.operation == "lookup" and plan.relations
-        if sure and plan.answer_kind in ("number", "date") and not _has_kind(result.answer):
-            plan.outcome = f"the plan asks for a {plan.answer_kind}; {result.answer!r} is not one"
-            return plan
+        plan.outcome = self._unmet(understanding, plan, result)
+        return plan if plan.outcome is not None else None
+
+    def _unmet(self, understanding: Understanding, plan: QuestionPlan, result: QueryResult) -> str | None:
+        """Why the answer, read off the result's rows, does not answer the question; None when nothing
+        says so."""
+        answer, retrieved = result.answer, result.evidence
+        cited_ids = set(result.supporting_evidence_ids)
+        cited = [e for e in retrieved if e.evidence_id in cited_ids] or retrieved
+        sure = plan.confidence >= self.min_confidence
+        subject = plan.mentions[0] if plan.mentions else ""
+        for link in understanding.links:
+            name = link.mention.text
+            if not unknown_name(link) or name not in subject:
+                continue
+            nowhere = self.in_text is not None and not self.in_text(name)
+            if nowhere and not any(_writes(e.text, name) for e in retrieved):
+                return f"{name!r} names no entity, page or text of the index"
+            if sure and not any(_writes(e.text, name) for e in cited):
+                return (
+                    f"{name!r} names no entity or page of the index, and the rows the answer cites do not "
+                    f"write it: {answer!r} is about something else"
+                )
+        only = _only_subject(understanding)
+        if only is not None and cited and not any(_about(e, only) for e in cited):
+            return f"the evidence the answer cites is not about {only.label} ({only.entity_id})"
+        if not sure:
+            return None
+        if plan.operation == "yes_no" and answer.strip().lower() not in ("yes", "no"):
+            return f"the plan asks yes or no; {answer!r} is neither"
+        asks = plan.operation == "lookup" and plan.relations and plan.answer_kind in ("number", "date")
+        if asks and not _has_kind(answer):
+            return f"the plan asks for a {plan.answer_kind}; {answer!r} is not one"
         return None
+
+
+def _only_subject(understanding: Understanding) -> EntityCandidate | None:
+    """The one Wikidata item the question names by its name or alias, when it names no other entity or
+    page: the answer must then be read off evidence about it (a chain's second entity is kg-plan's)."""
+    named = [link for link in understanding.links if any(c.match != "fuzzy" for c in link.candidates)]
+    if len(named) != 1:
+        return None
+    cand = plan_entity(named[0])
+    return cand if cand is not None and cand.match != "fuzzy" else None
+
+
+def _about(evidence: ScoredEvidence, subject: EntityCandidate) -> bool:
+    """A row about the subject links it, or writes its label."""
+    return subject.entity_id in evidence.entity_ids or _writes(evidence.text, subject.label)
 
 
 def _writes(text: str, name: str) -> bool:

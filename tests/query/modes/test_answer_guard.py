@@ -78,6 +78,19 @@ def test_an_answer_citing_rows_that_never_write_the_name_is_refused(engine) -> N
     assert plan is not None and "'Atlantis' names no entity or page" in plan.outcome
 
 
+def test_an_answer_read_off_rows_about_another_entity_is_refused(engine) -> None:
+    # Boss Lake is an item of the API sample with no depth (P4511) and no page: no row is about it
+    lake = next(
+        e
+        for e in raw_entities(WIKIDATA_API).values()
+        if e["labels"].get("en", {}).get("value") == "Boss Lake"
+    )
+    assert "P4511" not in lake["claims"]
+    result = engine.ask("How deep is Boss Lake?")
+    assert result.unknown and result.answer == "unknown"
+    assert f"not about Boss Lake ({lake['id']})" in step(result, "retrieve-read").reason
+
+
 def test_text_that_is_not_a_question_is_not_read(engine) -> None:
     result = engine.ask("MATCH (n) DETACH DELETE n")
     assert result.unknown and result.answer == "unknown" and result.evidence == []
