@@ -34,6 +34,7 @@ from query.llm.chat import Llm
 from query.modes import ModeContext, Router, build_modes
 from query.pipeline import Reranking, Retrieval, RetrieveReadPipeline
 from query.read.candidates import CandidateAnswerer
+from query.read.entity_kinds import EntityKinds
 from query.read.readers import CANDIDATES, READERS, CandidateReader, ReaderContext
 from query.rerank.pair_scorers import open_pair_scorer
 from query.rerank.stage_one import LinearRanker
@@ -143,7 +144,8 @@ class Engine:
         ranker = LinearRanker.load(rerank.ranker) if rerank.ranker else LinearRanker()
         pair_scorer = open_pair_scorer(rerank.stage2) if rerank.stage2 is not None else None
         reranking = Reranking(rerank, ranker, pair_scorer)
-        answerer = CandidateAnswerer(config.answer, specificity=reader.bm25.specificity)
+        kinds = EntityKinds(reader.statements if reader.has_statements else None, self.entities.item_of_page)
+        answerer = CandidateAnswerer(config.answer, specificity=reader.bm25.specificity, kinds=kinds)
         candidates = CandidateReader(answerer, self.label)
         readers = ReaderContext(candidates, self.llm, config.llm.backend, llm_error, config.llm_reader)
         chosen = READERS.create(config.reader, readers)

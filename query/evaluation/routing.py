@@ -48,6 +48,7 @@ class _TracePipeline:
     """The retrieve-read mode's pipeline answering from a reading already made for this trace."""
 
     result: QueryResult
+    index_version: str
 
     def answer(self, understanding: Understanding) -> QueryResult:
         return self.result
@@ -90,25 +91,17 @@ def _route_one(evaluator: Evaluator, trace: Trace) -> tuple[QuestionEval, Questi
     plain.timings_ms["rerank_and_read"] = read_ms
     plain.timings_ms["total"] = sum(plain.timings_ms.values())
     understanding = Understanding(staged.question, staged.intent, staged.links, {})
-    fallback = QueryResult(
-        question=staged.question,
-        answer=choice.answer,
-        unknown=choice.unknown,
-        confidence=choice.confidence,
-        evidence=[],
-        intent=staged.intent,
-        reader=read.reader,
-        index_version=engine.index_version,
-        reading=read.reading,
-    )
+    fallback = pipeline.result(staged, read)  # with its evidence: the mode's guard reads the cited rows
     modes = [
-        RetrieveReadMode(_TracePipeline(fallback)) if m.name == RETRIEVE_READ else m
+        RetrieveReadMode(_TracePipeline(fallback, engine.index_version), m.guard)
+        if isinstance(m, RetrieveReadMode)
+        else m
         for m in engine.router.modes
     ]
     started = time.perf_counter()
     result = Router(modes).run(understanding)
     route_ms = (time.perf_counter() - started) * 1000
-    if result.mode == RETRIEVE_READ:
+    if result.mode == RETRIEVE_READ and result.unknown == choice.unknown:  # as read, not refused after
         routed = plain.model_copy(update={"config": ROUTER, "mode": RETRIEVE_READ}, deep=True)
         routed.timings_ms["route"] = route_ms  # the modes that declined before retrieve-read answered
         routed.timings_ms["total"] += route_ms

@@ -23,6 +23,7 @@ from index.graph import GraphIndex
 from index.statements import StatementStore
 from index.tables import TableStore
 from query.llm.chat import Llm
+from query.modes.answer_guard import AnswerGuard
 from query.modes.base import Declined, Mode, Understanding
 from query.modes.graph_critic import GraphCriticMode, GraphCriticSettings
 from query.modes.kg_lookup import KgLookupMode, KgLookupSettings
@@ -102,7 +103,9 @@ MODES: Registry[ModeContext, Mode] = Registry(
             aliases=c.aliases,
         ),
         "graph-critic": lambda c: GraphCriticMode(c.pipeline, c.graph, c.graph_critic, llm=c.llm),
-        "retrieve-read": lambda c: RetrieveReadMode(c.pipeline),
+        "retrieve-read": lambda c: RetrieveReadMode(
+            c.pipeline, AnswerGuard(RulePlanner(c.properties), c.in_text)
+        ),
     },
 )
 """Modes by the names ``EngineConfig.modes`` gives; a new mode registers here."""

@@ -12,7 +12,7 @@ candidate's confidence is below a threshold calibrated on a benchmark, the answe
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,14 +59,16 @@ class CandidateAnswerer:
         settings: AnswerSettings | None = None,
         scorer: AnswerScorer | None = None,
         specificity: Callable[[str], float] | None = None,
+        kinds: Callable[[Sequence[str]], Mapping[str, str]] | None = None,
     ):
         """``specificity``: how rare a candidate's rarest word is in the corpus, 0..1
-        (``Bm25Index.specificity``); without it every candidate counts as specific."""
+        (``Bm25Index.specificity``); without it every candidate counts as specific. ``kinds``: the known
+        kinds of entity ids (``EntityKinds``); without it no entity's kind is known."""
         self.settings = settings or AnswerSettings()
         if scorer is None:
             scorer = AnswerScorer.load(self.settings.scorer) if self.settings.scorer else AnswerScorer()
         self.scorer = scorer
-        self.specificity = specificity
+        self.specificity, self.kinds = specificity, kinds
 
     def run(
         self,
@@ -118,7 +120,9 @@ class CandidateAnswerer:
     ) -> tuple[list[EvidenceRow], list[Draft], np.ndarray, list[list[int]]]:
         """(top evidence, candidates, their feature matrix, the top evidence rows holding each)."""
         top = evidence[: self.settings.top_evidence]
-        drafts, matrix, holdings = candidate_features(intent, links, top, label_of, self.specificity)
+        drafts, matrix, holdings = candidate_features(
+            intent, links, top, label_of, self.specificity, self.kinds
+        )
         return top, drafts, matrix, holdings
 
 

@@ -14,7 +14,7 @@ answer", whose probability is the confidence.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -38,6 +38,20 @@ TYPE_FIT: dict[str, dict[str, float]] = {
     "number": {"number": 1.0, "year": 0.3, "date": 0.1, "entity": 0.05, "name": 0.05},
     "other": {"entity": 0.7, "name": 0.6, "date": 0.5, "year": 0.5, "number": 0.5},
 }
+UNKNOWN_KIND_FIT = 0.5
+"""An entity whose kind is unknown (a linked page without a Wikidata item) against a person, place or
+organization answer: it may be one or not, so it fits neither fully nor poorly."""
+
+
+TYPED_ANSWERS = ("person", "place", "organization")
+"""Answer types an entity fits only by its kind: an entity of unknown kind gets ``UNKNOWN_KIND_FIT``."""
+KIND_FIT: dict[str, dict[str, float]] = {
+    "person": {"person": 1.0, "place": 0.05, "thing": 0.05},
+    "place": {"place": 1.0, "person": 0.05, "thing": UNKNOWN_KIND_FIT},
+    "organization": {"thing": 1.0, "person": 0.05, "place": UNKNOWN_KIND_FIT},
+}
+"""A typed entity against a typed answer: its own kind fits, a person never fits a place (nor the
+reverse); a thing without coordinates may still be a place (a region), so it stays neutral there."""
 
 
 def _key(text: str) -> str:
@@ -127,12 +141,14 @@ def candidate_features(
     top: list[EvidenceRow],
     label_of: Callable[[str], str | None],
     specificity: Callable[[str], float] | None = None,
+    kinds: Callable[[Sequence[str]], Mapping[str, str]] | None = None,
 ) -> tuple[list[Draft], np.ndarray, list[list[int]]]:
     """The candidates ``top`` offers (the question's own names and linked entities left out), their
     ``ANSWER_FEATURES`` matrix, and the rows of ``top`` holding each.
 
     ``specificity``: how rare a candidate's rarest word is in the corpus, 0..1
-    (``Bm25Index.specificity``); without it every candidate counts as specific.
+    (``Bm25Index.specificity``); without it every candidate counts as specific. ``kinds``: the known
+    kinds of entity ids (``EntityKinds``); without it every entity's kind is unknown.
     """
     question_key = _key(intent.question)
     excluded_entities = {c.entity_id for link in links for c in link.candidates[:1]}
@@ -158,6 +174,9 @@ def candidate_features(
             if draft.structured and not kept.structured:
                 kept.structured, kept.header = True, draft.header
     fit = TYPE_FIT.get(intent.answer_type, TYPE_FIT["other"])
+    typed = intent.answer_type in TYPED_ANSWERS
+    entity_ids = [d.entity_id for d in found.values() if d.kind == "entity" and d.entity_id]
+    known = dict(kinds(entity_ids)) if typed and kinds is not None and entity_ids else {}
     col = {name: i for i, name in enumerate(ANSWER_FEATURES)}
     padded = [f" {key} " for key in found]
     drafts, rows, holdings = [], [], []
@@ -167,7 +186,9 @@ def candidate_features(
             continue
         x = np.zeros(len(ANSWER_FEATURES))
         x[col["log_support"]] = math.log(sum(weights[i] for i in holding) / total)
-        x[col["log_type"]] = math.log(fit.get(draft.kind, 0.3))
+        x[col["log_type"]] = math.log(
+            _fit(fit, draft, intent.answer_type, known) if typed else fit.get(draft.kind, 0.3)
+        )
         x[col["log_coverage"]] = math.log(0.25 + 0.75 * max(coverage[i] for i in holding))
         x[col["log_near"]] = math.log(0.5 + 0.5 * max(proximity(keys[i], key, keywords) for i in holding))
         x[col["sentence_coverage"]] = (
@@ -198,3 +219,11 @@ def candidate_features(
         holdings.append(holding)
     matrix = np.array(rows) if rows else np.zeros((0, len(ANSWER_FEATURES)))
     return drafts, matrix, holdings
+
+
+def _fit(fit: dict[str, float], draft: Draft, answer_type: str, known: Mapping[str, str]) -> float:
+    """A typed answer's fit: an entity by its known kind, or neutral when its kind is unknown."""
+    if draft.kind != "entity" or not draft.entity_id:
+        return fit.get(draft.kind, 0.3)
+    kind = known.get(draft.entity_id)
+    return UNKNOWN_KIND_FIT if kind is None else KIND_FIT[answer_type].get(kind, UNKNOWN_KIND_FIT)

@@ -64,6 +64,12 @@ class EntityTable:
         self._page_title = table["page_title"].combine_chunks()
         self._popularity = table["popularity"].combine_chunks()
         self._rows = {eid: i for i, eid in enumerate(table["entity_id"].to_pylist())}
+        items = pc.fill_null(pc.match_substring_regex(table["entity_id"], r"^Q\d+$"), False)
+        paged = table.filter(pc.and_(items, pc.is_valid(table["page_title"])))
+        # the Wikidata item whose Wikipedia page a page entity is (an evidence row links pages by title)
+        self._item_of_page = dict(
+            zip(paged["page_title"].to_pylist(), paged["entity_id"].to_pylist(), strict=True)
+        )
 
     @classmethod
     def load(cls, path: Path) -> EntityTable:
@@ -83,6 +89,10 @@ class EntityTable:
 
     def __contains__(self, entity_id: str) -> bool:
         return entity_id in self._rows
+
+    def item_of_page(self, title: str) -> str | None:
+        """The Wikidata item whose English Wikipedia page is ``title``, if the index holds one."""
+        return self._item_of_page.get(title)
 
     def get(self, entity_id: str) -> EntityInfo | None:
         row = self._rows.get(entity_id)
