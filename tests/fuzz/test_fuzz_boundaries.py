@@ -50,15 +50,15 @@ def test_a_planted_crash_is_pinned_on_the_inputs_that_cause_it(
 
     boundary = BOUNDARIES["wikidata"](work)  # its clean baseline is made before the plant
     good_ids = {row["id"] for row in boundary.good_entities}
-    real_entity_row = wikidata_ingest.entity_row
+    real_entity_rows = wikidata_ingest._entity_rows  # both decoders' rows pass through it
 
-    def planted(entity: dict, language: str) -> dict:
-        row = real_entity_row(entity, language)
+    def planted(payload: bytes, language: str, decode):
+        row, statements = real_entity_rows(payload, language, decode)
         if row["id"] not in good_ids:
             raise RuntimeError("planted")
-        return row
+        return row, statements
 
-    monkeypatch.setattr(wikidata_ingest, "entity_row", planted)
+    monkeypatch.setattr(wikidata_ingest, "_entity_rows", planted)
     report = run_boundary(boundary, 30, SEED)
     crashes = [f for f in report.findings if f.kind == "crash"]
     assert crashes and all(f.message == "RuntimeError: planted" and f.index is not None for f in crashes)
