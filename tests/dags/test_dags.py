@@ -191,7 +191,9 @@ def test_batch_qa_dag_answers_every_question_on_the_published_index(first_run, d
         sorted((VersionStore(airflow_env / "indexes").current() / "evidence").glob("*.parquet"))[0],
         columns=["evidence_id", "text"],
     ).slice(0, 3)
-    lines = [json.dumps({"id": f"q{i}", "question": t}) for i, t in enumerate(texts["text"].to_pylist())]
+    # asked as questions ("?"): text that is no question is not read at all (the answer guard)
+    asked = [f"{t}?" for t in texts["text"].to_pylist()]
+    lines = [json.dumps({"id": f"q{i}", "question": q}) for i, q in enumerate(asked)]
     questions.write_text("\n".join([*lines, "{not json"]) + "\n")
     out = airflow_env / "answers" / "run.parquet"
 
