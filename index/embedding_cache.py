@@ -64,7 +64,11 @@ class EmbeddingCache:
         self._vectors: list[np.ndarray] = []
         self._buffered = 0
         for stale in self.dir.glob(".part-*.tmp"):  # a write interrupted long ago (not a live writer's)
-            if time.time() - stale.stat().st_mtime > STALE_TMP_S:
+            try:
+                age = time.time() - stale.stat().st_mtime
+            except FileNotFoundError:  # a live writer renamed its part between the listing and the stat
+                continue
+            if age > STALE_TMP_S:
                 stale.unlink(missing_ok=True)
 
     def part_files(self) -> list[Path]:

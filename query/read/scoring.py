@@ -38,17 +38,19 @@ TYPE_FIT: dict[str, dict[str, float]] = {
     "number": {"number": 1.0, "year": 0.3, "date": 0.1, "entity": 0.05, "name": 0.05},
     "other": {"entity": 0.7, "name": 0.6, "date": 0.5, "year": 0.5, "number": 0.5},
 }
-UNKNOWN_KIND_FIT = 0.5
-"""An entity whose kind is unknown (a linked page without a Wikidata item) against a person, place or
-organization answer: it may be one or not, so it fits neither fully nor poorly."""
+NEUTRAL_KIND_FIT = 0.5
+"""A known kind that may or may not be the one asked for (a thing without coordinates for a place)."""
 
 
 TYPED_ANSWERS = ("person", "place", "organization")
-"""Answer types an entity fits only by its kind: an entity of unknown kind gets ``UNKNOWN_KIND_FIT``."""
+"""Answer types an entity fits by its kind. An entity of unknown kind (a linked page without a Wikidata
+item, or an item without the kind statements) keeps a linked entity's fit: only a known kind that is not
+the one asked for lowers it. (Lowering every untyped page to a neutral fit made capitalized words of the
+prose, "Born" or "Although", outrank the linked player a table row names.)"""
 KIND_FIT: dict[str, dict[str, float]] = {
     "person": {"person": 1.0, "place": 0.05, "thing": 0.05},
-    "place": {"place": 1.0, "person": 0.05, "thing": UNKNOWN_KIND_FIT},
-    "organization": {"thing": 1.0, "person": 0.05, "place": UNKNOWN_KIND_FIT},
+    "place": {"place": 1.0, "person": 0.05, "thing": NEUTRAL_KIND_FIT},
+    "organization": {"thing": 1.0, "person": 0.05, "place": NEUTRAL_KIND_FIT},
 }
 """A typed entity against a typed answer: its own kind fits, a person never fits a place (nor the
 reverse); a thing without coordinates may still be a place (a region), so it stays neutral there."""
@@ -222,8 +224,8 @@ def candidate_features(
 
 
 def _fit(fit: dict[str, float], draft: Draft, answer_type: str, known: Mapping[str, str]) -> float:
-    """A typed answer's fit: an entity by its known kind, or neutral when its kind is unknown."""
+    """A typed answer's fit: an entity by its known kind, or as any linked entity when it is unknown."""
     if draft.kind != "entity" or not draft.entity_id:
         return fit.get(draft.kind, 0.3)
     kind = known.get(draft.entity_id)
-    return UNKNOWN_KIND_FIT if kind is None else KIND_FIT[answer_type].get(kind, UNKNOWN_KIND_FIT)
+    return fit["entity"] if kind is None else KIND_FIT[answer_type].get(kind, NEUTRAL_KIND_FIT)

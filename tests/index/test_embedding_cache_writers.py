@@ -4,6 +4,7 @@ folder), each in a process of its own, and a reader that sees every row each of 
 from __future__ import annotations
 
 import multiprocessing
+import os
 from pathlib import Path
 
 import numpy as np
@@ -63,3 +64,18 @@ def test_parts_written_before_writer_ids_are_still_read(tmp_path: Path) -> None:
     np.testing.assert_allclose(
         new.get(["x-3", "x-1"]), np.vstack([_vector("x-3"), _vector("x-1")]), atol=1e-6
     )
+
+
+def test_a_part_renamed_away_during_the_stale_sweep_is_skipped(tmp_path: Path, monkeypatch) -> None:
+    """CI on 4a04a66: a writer opened the cache while another renamed its finished part; the stale-part
+    sweep stat()ed a name the listing had just given and died of FileNotFoundError."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    gone = folder / ".part-wfeedfacecafe-000001.tmp"  # listed, renamed away before its stat
+    old = folder / ".part-wdeadbeef0000-000001.tmp"  # an interrupted write of long ago
+    old.write_bytes(b"x")
+    listed = [gone, old]
+    monkeypatch.setattr(Path, "glob", lambda self, pattern: iter(listed))
+    os.utime(old, (0, 0))
+    EmbeddingCache(tmp_path, "model", part_rows=PART_ROWS)
+    assert not old.exists()

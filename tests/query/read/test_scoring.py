@@ -59,3 +59,26 @@ def test_a_candidate_inside_a_longer_one_is_marked_contained() -> None:
     col = ANSWER_FEATURES.index("contained")
     by_text = {c.text: choice.features[i] for i, c in enumerate(choice.candidates)}
     assert by_text["Helton"][col] == 1.0 and by_text["Clay Helton"][col] == 0.0
+
+
+def test_a_known_kind_that_is_not_asked_for_lowers_a_linked_entity_and_an_unknown_kind_does_not() -> None:
+    """CI on 4a04a66: untyped linked pages had been lowered to a neutral fit, below an unlinked word of
+    the prose, so the table row's linked player lost to "Born". Only a known, other kind lowers a page."""
+    intent = Intent(question="Who was his father?", answer_type="person", keywords=["father"], extractor="t")
+    text = "Page: Born in Stagira , he was the son of Nicomachus and studied in Thessaloniki ."
+    evidence = [row("text", text, entity_ids=["Nicomachus", "Thessaloniki"])]
+    asked: list[list[str]] = []
+
+    def kinds(entity_ids):
+        asked.append(list(entity_ids))
+        return {"Thessaloniki": "place"}  # Nicomachus: a page whose item says nothing of its kind
+
+    choice = CandidateAnswerer(kinds=kinds).run(intent, [], evidence, lambda _e: None)
+    col = ANSWER_FEATURES.index("log_type")
+    fit = {(c.text, c.kind): math.exp(choice.features[i][col]) for i, c in enumerate(choice.candidates)}
+    assert sorted(asked[0]) == ["Nicomachus", "Thessaloniki"]
+    assert fit[("Thessaloniki", "entity")] == pytest.approx(0.05)  # a place is never a person
+    assert fit[("Nicomachus", "entity")] == pytest.approx(1.0)  # unknown kind: a linked entity's fit
+    assert fit[("Born", "name")] == pytest.approx(0.9)
+    score = {(c.text, c.kind): c.score for c in choice.candidates}
+    assert score[("Nicomachus", "entity")] > score[("Born", "name")]
