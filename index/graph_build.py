@@ -50,6 +50,28 @@ def _copy(con: duckdb.DuckDBPyConnection, select: str, out: Path) -> int:
     return pq.ParquetFile(out).metadata.num_rows
 
 
+def _copy_parts(con: duckdb.DuckDBPyConnection, selects: list[str], out: Path) -> int:
+    """``out`` as the rows of each SELECT in turn, each SELECT written to a part file of its own by one
+    query and the parts appended row group by row group. One ORDER BY over a UNION ALL of the parts
+    holds every branch's hash tables and the sort's runs at once: the Entity table's one query ran out of
+    memory at 1M entities (488 MB, benchmarks/results/scale/scaling_1m_partial.md) where each part fits."""
+    parts = [out.with_name(f"{out.stem}.part{index}.parquet") for index in range(len(selects))]
+    for select, part in zip(selects, parts, strict=True):
+        _copy(con, select, part)
+    first = pq.ParquetFile(parts[0]).schema_arrow  # a later part may hold nulls where the first has none
+    schema = pa.schema([field.with_nullable(True) for field in first])
+    rows = 0
+    with pq.ParquetWriter(out, schema, compression="zstd") as writer:
+        for part in parts:
+            parquet = pq.ParquetFile(part)
+            for group in range(parquet.num_row_groups):
+                table = parquet.read_row_group(group).cast(schema)
+                writer.write_table(table)
+                rows += table.num_rows
+            part.unlink()
+    return rows
+
+
 class GraphTables:
     """The relations the graph's queries read, as SQL, and the files they write into ``work``."""
 
@@ -229,21 +251,21 @@ def _mentions(tables: GraphTables) -> str:
         FROM roles GROUP BY evidence_id, entity ORDER BY min(pos), min(position)"""
 
 
-def _pages(tables: GraphTables) -> str:
+def _pages(tables: GraphTables) -> list[str]:
+    """The ingested articles in title-table order, then the stub pages links and evidence name, by title."""
     r = tables.rel
-    return f"""
-        WITH articles AS (SELECT title, page_id, article_pos FROM {r["titles"]} WHERE is_article),
-        named AS (
+    return [
+        f"SELECT title, page_id, true AS ingested FROM {r['titles']} WHERE is_article ORDER BY article_pos",
+        f"""
+        WITH named AS (
             SELECT "from" AS title FROM {tables.read("LINKS_TO")}
             UNION SELECT "to" FROM {tables.read("LINKS_TO")}
             UNION SELECT "to" FROM {tables.read("IN_PAGE")}
         )
-        SELECT title, page_id, ingested FROM (
-            SELECT title, page_id, true AS ingested, 0 AS part, article_pos AS pos FROM articles
-            UNION ALL
-            SELECT n.title, NULL::BIGINT, false, 1, NULL FROM named n ANTI JOIN articles a USING (title)
-            WHERE n.title IS NOT NULL
-        ) ORDER BY part, pos, title"""
+        SELECT n.title, NULL::BIGINT AS page_id, false AS ingested
+        FROM named n ANTI JOIN (SELECT title FROM {r["titles"]} WHERE is_article) a USING (title)
+        WHERE n.title IS NOT NULL ORDER BY n.title""",
+    ]
 
 
 def _about(tables: GraphTables) -> str:
@@ -262,9 +284,10 @@ def _about(tables: GraphTables) -> str:
         ) GROUP BY "from", "to" ORDER BY min(part), min(pos)"""
 
 
-def _entities(tables: GraphTables, entity_records: Path) -> str:
-    r = tables.rel
-    refs = " UNION ".join(
+def _missing_entity_ids(tables: GraphTables, entity_records: Path) -> str:
+    """Every id an edge ends at that the entities stage has no record of (an anti join, then DISTINCT:
+    most of the edges' ends have a record, so the distinct set stays small)."""
+    refs = " UNION ALL ".join(
         [
             f'SELECT "from" AS id FROM {tables.read("FACT")}',
             f'SELECT "to" FROM {tables.read("FACT")}',
@@ -273,22 +296,30 @@ def _entities(tables: GraphTables, entity_records: Path) -> str:
         ]
     )
     return f"""
-        WITH known AS (
-            SELECT entity_id AS id, arg_min(label, file_row_number) AS label,
-                   arg_min(description, file_row_number) AS description,
-                   arg_min(page_title, file_row_number) AS page_title,
-                   arg_min(popularity, file_row_number)::DOUBLE AS popularity, min(file_row_number) AS pos
-            FROM read_parquet({sql_path(entity_records)}, file_row_number=true) GROUP BY entity_id
-        ), missing AS (
-            SELECT refs.id FROM ({refs}) refs ANTI JOIN known USING (id) WHERE refs.id IS NOT NULL
-        )
-        SELECT id, label, description, page_title, popularity FROM (
-            SELECT id, label, description, page_title, popularity, 0 AS part, pos FROM known
-            UNION ALL
-            SELECT m.id, coalesce(e.label, e.enwiki_title, m.id), e.description,
-                   coalesce(e.enwiki_title, CASE WHEN t.is_article THEN m.id END), 0.0, 1, NULL
-            FROM missing m LEFT JOIN {r["ent"]} e ON e.id = m.id LEFT JOIN {r["titles"]} t ON t.title = m.id
-        ) ORDER BY part, pos, id"""
+        SELECT DISTINCT refs.id FROM ({refs}) refs
+        ANTI JOIN (SELECT DISTINCT entity_id AS id FROM read_parquet({sql_path(entity_records)})) known
+        USING (id) WHERE refs.id IS NOT NULL"""
+
+
+def _entities(tables: GraphTables, entity_records: Path, missing: Path) -> list[str]:
+    """The entities stage's records (an id's first record), in file order; then, by id, the ``missing``
+    ids, named from the name tables or by their id."""
+    r = tables.rel
+    records = f"read_parquet({sql_path(entity_records)}, file_row_number=true)"
+    return [
+        f"""
+        SELECT entity_id AS id, label, description, page_title, popularity::DOUBLE AS popularity
+        FROM {records}
+        WHERE file_row_number IN (SELECT min(file_row_number) FROM {records} GROUP BY entity_id)
+        ORDER BY file_row_number""",
+        f"""
+        SELECT m.id, coalesce(e.label, e.enwiki_title, m.id) AS label, e.description,
+               coalesce(e.enwiki_title, CASE WHEN t.is_article THEN m.id END) AS page_title,
+               0.0::DOUBLE AS popularity
+        FROM read_parquet({sql_path(missing)}) m LEFT JOIN {r["ent"]} e ON e.id = m.id
+        LEFT JOIN {r["titles"]} t ON t.title = m.id
+        ORDER BY m.id""",
+    ]
 
 
 def _evidence_nodes(tables: GraphTables) -> str:
@@ -318,10 +349,12 @@ def write_graph_tables(
     rows["MENTIONS"] = _copy(con, _mentions(tables), tables.file("MENTIONS"))
     rows["Evidence"] = _copy(con, _evidence_nodes(tables), tables.file("Evidence"))
     bar.update()
-    rows["Page"] = _copy(con, _pages(tables), tables.file("Page"))
+    rows["Page"] = _copy_parts(con, _pages(tables), tables.file("Page"))
     rows["ABOUT"] = _copy(con, _about(tables), tables.file("ABOUT"))
     bar.update()
-    rows["Entity"] = _copy(con, _entities(tables, entity_records), tables.file("Entity"))
+    missing = tables.file("entity_ids_missing")
+    _copy(con, _missing_entity_ids(tables, entity_records), missing)
+    rows["Entity"] = _copy_parts(con, _entities(tables, entity_records, missing), tables.file("Entity"))
     bar.update()
     bar.close()
     return rows, links_total - rows["LINKS_TO"]
