@@ -126,10 +126,8 @@ def ask_all(args: argparse.Namespace) -> int:
     session = {"reader": label, "fold": args.fold, "questions": len(todo), "load_before": load()}
     config = EngineConfig(reader=args.reader, kg_plan={"llm_planner": args.plan_llm})
     with Engine.open(args.index, config) as engine, path.open("a") as rows:
-        if args.reader == "llm" and engine.llm_reader is None:
-            raise SystemExit(f"the LLM reader is unavailable: {engine.llm_unavailable}")
-        if args.plan_llm and engine.llm is None:
-            raise SystemExit("the LLM planner needs the instruct model, which did not load")
+        if (args.reader == "llm" or args.plan_llm) and engine.llm is None:
+            raise SystemExit("the LLM reader and planner need the instruct model, which did not load")
         for number, record in enumerate(todo, start=1):
             started = time.perf_counter()
             result = engine.ask(record["question"])
