@@ -35,7 +35,7 @@ def questions(tmp_path: Path) -> Path:
 def settings_file(tmp_path: Path) -> Path:
     """An hqa settings file naming an engine config that differs from the defaults where a test can see it."""
     engine = tmp_path / "engine.toml"
-    engine.write_text('modes = ["retrieve-read"]\n[answer]\nthreshold = 0.42\n')
+    engine.write_text('modes = ["retrieve-read"]\nreader = "candidates"\n[answer]\nthreshold = 0.42\n')
     path = tmp_path / "hqa.toml"
     path.write_text(f"engine_config = {json.dumps(str(engine))}\n[airflow]\nqa_chunk_size = 2\n")
     return path
@@ -163,3 +163,4 @@ def test_hqa_answer_with_a_config_file_runs_the_engine_it_names(
     assert all([s["mode"] for s in r["route"]] == ["retrieve-read"] for r in rows)
     assert all(r["route"][0]["outcome"] == "answered" for r in rows)
     assert all(r["answer"] is None or r["confidence"] >= 0.42 for r in rows)
+    assert {r["answerer"] for r in rows} == {"engine"}  # the file's candidate reader: no LLM was loaded
