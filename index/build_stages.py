@@ -480,7 +480,11 @@ def _graph_stage(plan: BuildPlan, con: duckdb.DuckDBPyConnection) -> StageReport
         },
         rate=stats.edges_per_second,
         rate_unit="edges/s (COPY)",
-        details={"links_skipped": stats.links_skipped, "copy_seconds": stats.copy_seconds},
+        details={
+            "links_skipped": stats.links_skipped,
+            "copy_seconds": stats.copy_seconds,
+            "peak_rss_mb": stats.peak_rss_mb,
+        },
     )
 
 

@@ -49,6 +49,11 @@ class GraphStats(BaseModel):
     seconds: float
     copy_seconds: float = Field(description="time of the COPY of all rel tables")
     edges_per_second: float = Field(description="rel rows loaded per second by COPY")
+    peak_rss_mb: dict[str, float] = Field(
+        default_factory=dict,
+        description="the process's peak RSS after each phase, in order: 'tables' (DuckDB's Parquet files), "
+        "then each table's COPY; the first phase whose figure jumps is what a large graph's memory goes to",
+    )
 
 
 class Fact(BaseModel):

@@ -20,6 +20,7 @@ for every endpoint that was not ingested.
 from __future__ import annotations
 
 import os
+import resource
 import time
 from pathlib import Path
 
@@ -366,14 +367,24 @@ def rel_slice_rows(buffer_pool_mb: int | None) -> int:
     return max(NODE_GROUP_ROWS, (buffer_pool_mb or 1024) * 1024)
 
 
-def load_tables(store: GraphStore, tables_dir: Path, rows: dict[str, int]) -> float:
+def peak_rss_mb() -> float:
+    """This process's peak resident set so far (Linux reports it in KiB)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def load_tables(
+    store: GraphStore, tables_dir: Path, rows: dict[str, int], peaks: dict[str, float] | None = None
+) -> float:
     """COPY every node table, then every rel table, from ``tables_dir`` into ``store`` (schema included),
-    each in slices that keep to the store's pool; the seconds the rel tables took."""
+    each in slices that keep to the store's pool; the seconds the rel tables took. ``peaks`` gets the
+    process's peak RSS after each table."""
     store.ddl(SCHEMA)
+    peaks = {} if peaks is None else peaks
     bar = progress("graph: COPY", total=sum(rows.values()), unit="row", unit_scale=True)
     for name in NODE_TABLES:
         if rows[name]:
             store.copy_from(name, tables_dir / f"{name}.parquet", slice_rows=NODE_GROUP_ROWS)
+        peaks[name] = peak_rss_mb()
         bar.update(rows[name])
     started = time.perf_counter()
     for name in REL_TABLES:
@@ -381,6 +392,7 @@ def load_tables(store: GraphStore, tables_dir: Path, rows: dict[str, int]) -> fl
             store.copy_from(
                 name, tables_dir / f"{name}.parquet", slice_rows=rel_slice_rows(store.buffer_pool_mb)
             )
+        peaks[name] = peak_rss_mb()
         bar.update(rows[name])
     bar.close()
     return time.perf_counter() - started
@@ -403,11 +415,12 @@ def build_graph(
     rows, skipped = write_graph_tables(
         names.con, tables, entity_records, names, budget.batch_rows(2_000, ceiling=50_000)
     )
+    peaks = {"tables": peak_rss_mb()}
     building = out_path.with_name(f".{out_path.name}.building")
     for leftover in (building, building.with_name(building.name + ".wal")):
         leftover.unlink(missing_ok=True)
     with GraphStore.create(building, buffer_pool_mb=budget.memory_mb // 2) as store:
-        copy_seconds = load_tables(store, work_dir, rows)
+        copy_seconds = load_tables(store, work_dir, rows, peaks)
         nodes = {name: store.count(name) for name in NODE_TABLES}
         edges = {name: store.count(name) for name in REL_TABLES}
     os.replace(building, out_path)
@@ -418,4 +431,5 @@ def build_graph(
         seconds=round(time.perf_counter() - started, 3),
         copy_seconds=round(copy_seconds, 3),
         edges_per_second=round(sum(edges.values()) / copy_seconds, 1) if copy_seconds else 0.0,
+        peak_rss_mb=peaks,
     )

@@ -6,6 +6,7 @@ statements and table rows: enough to check that every edge lands where the ids s
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -203,6 +204,11 @@ def test_bulk_load_uses_copy_and_every_edge_lands(
     assert counts["Page"] >= len(lexicon.articles)
     assert counts["Entity"] >= pq.ParquetFile(sample_names.dir / ENTITIES).metadata.num_rows
     assert built.stats.edges_per_second > 0
+    # the peak RSS after each phase, in the order the phases ran (a peak never falls)
+    peaks = built.stats.peak_rss_mb
+    assert list(peaks) == ["tables", *NODE_TABLES, *REL_TABLES]
+    values = list(peaks.values())
+    assert all(0 < a <= b for a, b in itertools.pairwise(values)), peaks
 
 
 def test_item_statement_is_a_fact_with_its_label_and_evidence(
