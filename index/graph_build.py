@@ -73,6 +73,11 @@ def _copy_parts(con: duckdb.DuckDBPyConnection, selects: list[str], out: Path) -
     return rows
 
 
+def peak_rss_mb() -> float:
+    """This process's peak resident set so far (Linux reports it in KiB)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
 class GraphTables:
     """The relations the graph's queries read, as SQL, and the files they write into ``work``."""
 
@@ -336,26 +341,42 @@ def write_graph_tables(
     entity_records: Path,
     names: NameStore,
     batch_rows: int,
+    peaks: dict[str, float] | None = None,
 ) -> tuple[dict[str, int], int]:
-    """Every node and rel table as a Parquet file in COPY column order: (rows per table, links skipped)."""
+    """Every node and rel table as a Parquet file in COPY column order: (rows per table, links skipped).
+    ``peaks`` gets the process's peak RSS after each file ("write NAME")."""
+    peaks = {} if peaks is None else peaks
+
+    def written(name: str) -> None:
+        peaks[f"write {name}"] = peak_rss_mb()
+
     bar = progress("graph: prepare tables", total=5, unit="stage")
     write_qualifier_texts(tables, names, tables.file("qualifiers"), batch_rows)
+    written("qualifiers")
     write_colon_titles(con, tables, tables.file("colon_titles"), batch_rows)
+    written("colon_titles")
     bar.update()
     rows = {name: _copy(con, sql, tables.file(name)) for name, sql in _edge_queries(tables).items()}
+    written(" and ".join(rows))
     rows["FACT"] = rows["Statement"] = _split_facts(con, tables)
+    written("FACT and Statement")
     del rows["facts"]
     links_total = scalar(con, f"SELECT count(*) FROM {tables.rel['links']}")
     bar.update()
     rows["MENTIONS"] = _copy(con, _mentions(tables), tables.file("MENTIONS"))
+    written("MENTIONS")
     rows["Evidence"] = _copy(con, _evidence_nodes(tables), tables.file("Evidence"))
+    written("Evidence")
     bar.update()
     rows["Page"] = _copy_parts(con, _pages(tables), tables.file("Page"))
+    written("Page")
     rows["ABOUT"] = _copy(con, _about(tables), tables.file("ABOUT"))
+    written("ABOUT")
     bar.update()
     missing = tables.file("entity_ids_missing")
     _copy(con, _missing_entity_ids(tables, entity_records), missing)
     rows["Entity"] = _copy_parts(con, _entities(tables, entity_records, missing), tables.file("Entity"))
+    written("Entity")
     bar.update()
     bar.close()
     return rows, links_total - rows["LINKS_TO"]
@@ -367,24 +388,19 @@ def rel_slice_rows(buffer_pool_mb: int | None) -> int:
     return max(NODE_GROUP_ROWS, (buffer_pool_mb or 1024) * 1024)
 
 
-def peak_rss_mb() -> float:
-    """This process's peak resident set so far (Linux reports it in KiB)."""
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-
-
 def load_tables(
     store: GraphStore, tables_dir: Path, rows: dict[str, int], peaks: dict[str, float] | None = None
 ) -> float:
     """COPY every node table, then every rel table, from ``tables_dir`` into ``store`` (schema included),
     each in slices that keep to the store's pool; the seconds the rel tables took. ``peaks`` gets the
-    process's peak RSS after each table."""
+    process's peak RSS after each table's COPY ("copy NAME")."""
     store.ddl(SCHEMA)
     peaks = {} if peaks is None else peaks
     bar = progress("graph: COPY", total=sum(rows.values()), unit="row", unit_scale=True)
     for name in NODE_TABLES:
         if rows[name]:
             store.copy_from(name, tables_dir / f"{name}.parquet", slice_rows=NODE_GROUP_ROWS)
-        peaks[name] = peak_rss_mb()
+        peaks[f"copy {name}"] = peak_rss_mb()
         bar.update(rows[name])
     started = time.perf_counter()
     for name in REL_TABLES:
@@ -392,7 +408,7 @@ def load_tables(
             store.copy_from(
                 name, tables_dir / f"{name}.parquet", slice_rows=rel_slice_rows(store.buffer_pool_mb)
             )
-        peaks[name] = peak_rss_mb()
+        peaks[f"copy {name}"] = peak_rss_mb()
         bar.update(rows[name])
     bar.close()
     return time.perf_counter() - started
@@ -412,10 +428,10 @@ def build_graph(
     out_path, work_dir = Path(out_path), Path(work_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
     tables = GraphTables(Path(ingest_dir), evidence, names.dir, work_dir)
+    peaks: dict[str, float] = {}
     rows, skipped = write_graph_tables(
-        names.con, tables, entity_records, names, budget.batch_rows(2_000, ceiling=50_000)
+        names.con, tables, entity_records, names, budget.batch_rows(2_000, ceiling=50_000), peaks
     )
-    peaks = {"tables": peak_rss_mb()}
     building = out_path.with_name(f".{out_path.name}.building")
     for leftover in (building, building.with_name(building.name + ".wal")):
         leftover.unlink(missing_ok=True)
