@@ -55,7 +55,7 @@ def _copy_parts(con: duckdb.DuckDBPyConnection, selects: list[str], out: Path) -
     """``out`` as the rows of each SELECT in turn, each SELECT written to a part file of its own by one
     query and the parts appended row group by row group. One ORDER BY over a UNION ALL of the parts
     holds every branch's hash tables and the sort's runs at once: the Entity table's one query ran out of
-    memory at 1M entities (488 MB, benchmarks/results/scale/scaling_1m_partial.md) where each part fits."""
+    memory at 1M entities (488 MB, benchmarks/results/scale/graph_memory.md) where each part fits."""
     parts = [out.with_name(f"{out.stem}.part{index}.parquet") for index in range(len(selects))]
     for select, part in zip(selects, parts, strict=True):
         _copy(con, select, part)
