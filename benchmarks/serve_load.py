@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/serve_load.py [--index .state/indexes] [--clients 6] [--seconds 150]
         [--llm-seconds 240] [--versions 3] [--llm-versions N] [--readers candidates,llm]
         [--llm qwen2.5-coder-0.5b-instruct] [--malloc-arenas N] [--rss-band 10]
-        [--out benchmarks/results/serve]
+        [--publish-with links|dag] [--out benchmarks/results/serve]
 
 For each reader: the sample index's current version is published as the first version of a fresh index
 root (hard links, no copy), ``hqa serve`` is started on it (a subprocess, a free port), and ``--clients``
@@ -12,7 +12,10 @@ asyncio clients ask the README's questions round and round for the run's seconds
 re-publish of the same build: hard links, a new manifest, ``current`` moved), each followed by a prune to
 2 versions (leases keep what the server still reads); a publish first waits (at most ``SETTLE_S``) for the
 server to answer from the version before with no other open, nudging it with one candidate-reader
-question if it has not moved yet. Even-numbered clients send ``"fallback": true``, odd ones do not and
+question if it has not moved yet. With ``--publish-with dag`` the rebuild DAG itself makes every version
+instead (``airflow dags test hqa_index_rebuild`` in a state folder of its own, the first run before the
+server starts, later runs with ``force``; it keeps 2 versions), as a scheduled rebuild would.
+Even-numbered clients send ``"fallback": true``, odd ones do not and
 wait ``Retry-After`` on a 429, as a polite client would.
 
 Reported per reader: requests, throughput, p50/p95 latency, 429s, fallbacks, errors (anything else that is
@@ -197,33 +200,84 @@ async def client(url: str, number: int, until: float, records: list[dict]) -> No
                 )
 
 
+class LinkPublisher:
+    """Versions v1, v2, ... of ``root``: the sample build's files re-published as hard links, each publish
+    followed by a prune to 2 versions."""
+
+    def __init__(self, root: Path, source: Path):
+        self.root, self.source, self.count = root, source, 0
+
+    def publish(self) -> dict:
+        self.count += 1
+        name = f"v{self.count}"
+        publish(self.root, self.source, name)
+        pruned = VersionStore(self.root).prune(keep=2)
+        return {"version": name, "pruned": [p.name for p in pruned]}
+
+
+class DagPublisher:
+    """Versions made by the rebuild DAG itself (``airflow dags test hqa_index_rebuild``; the first run
+    builds from the samples, later ones with ``force``) in a state folder of its own, keeping 2 versions
+    (``HQA_INDEX__KEEP_VERSIONS``; the DAG prunes, leases keep what the server still reads)."""
+
+    def __init__(self, work: Path):
+        self.env = {
+            **os.environ,
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "HQA_PROGRESS": "0",
+            "HQA_STATE_DIR": str(work / "state"),
+            "HQA_INDEX__KEEP_VERSIONS": "2",
+            "AIRFLOW_HOME": str(work / "airflow"),
+            "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        }
+        self.root = work / "state" / "indexes"
+        self.runs = 0
+        self.log = work / "dag.log"
+        self._run([str(BIN / "airflow"), "db", "migrate"])
+
+    def _run(self, cmd: list[str]) -> float:
+        started = time.monotonic()
+        with self.log.open("a") as log:
+            subprocess.run(cmd, env=self.env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, check=True)
+        return round(time.monotonic() - started, 1)
+
+    def publish(self) -> dict:
+        store = VersionStore(self.root)
+        before = {p.name for p in store.versions()} if self.root.exists() else set()
+        conf = ["-c", json.dumps({"force": True})] if self.runs else []
+        seconds = self._run([str(BIN / "airflow"), "dags", "test", "hqa_index_rebuild", *conf])
+        self.runs += 1
+        current = store.current()
+        if current is None or current.name in before:
+            raise RuntimeError(f"the rebuild DAG published no new version (log: {self.log})")
+        after = {p.name for p in store.versions()}
+        return {"version": current.name, "pruned": sorted(before - after), "dag_seconds": seconds}
+
+
+Publisher = LinkPublisher | DagPublisher
+
+
 def publisher(
-    root: Path,
-    source: Path,
+    versions_out: Publisher,
+    first: str,
     versions: int,
     seconds: float,
     started: float,
     out: list[dict],
     settled: Callable[[float, str], dict],
 ) -> None:
-    """``versions`` publishes at even intervals of the run, each followed by a prune to 2 versions; the
-    server's memory is taken right before each, once it has settled on the version published before (a
-    publish waits for that, at most ``SETTLE_S``): the settled figure of that version."""
-    store = VersionStore(root)
+    """``versions`` publishes at even intervals of the run; the server's memory is taken right before
+    each, once it has settled on the version published before (a publish waits for that, at most
+    ``SETTLE_S``): the settled figure of that version."""
+    current = first
     for n in range(1, versions + 1):
         time.sleep(max(0.0, started + seconds * n / (versions + 1) - time.monotonic()))
-        name = f"v{n + 1}"
-        before = settled(started, f"v{n}")
-        publish(root, source, name)
-        pruned = store.prune(keep=2)
-        out.append(
-            {
-                "version": name,
-                "at_s": round(time.monotonic() - started, 1),
-                "pruned": [p.name for p in pruned],
-                "memory_before": before,
-            }
-        )
+        before = settled(started, current)
+        record = versions_out.publish()
+        current = record["version"]
+        out.append({**record, "at_s": round(time.monotonic() - started, 1), "memory_before": before})
 
 
 def settled_rss(published: list[dict], end: dict) -> dict[str, float]:
@@ -238,22 +292,27 @@ REFERENCE = 2
 """Publishes after which the settled RSS is the reference: the first switches' one-off growth is over."""
 
 
-def published_before(version: str) -> int:
-    """How many versions were published after the first when ``version`` (``v<n>``) came: n - 1."""
+def published_before(version: str, order: list[str] | None = None) -> int:
+    """How many versions were published after the first when ``version`` came: its place in ``order``
+    (the rebuild DAG names its versions by time), else n - 1 of a ``v<n>`` name."""
+    if order is not None and version in order:
+        return order.index(version)
     return int(version.removeprefix("v")) - 1
 
 
-def stability(settled: dict[str, float], band_pct: float) -> dict:
+def stability(settled: dict[str, float], band_pct: float, order: list[str] | None = None) -> dict:
     """Is RSS stable across versions? Each settled figure after a later publish against the first one after
     ``REFERENCE`` publishes: the largest deviation, whether all are within the band, and the least-squares
     growth per version from the reference on (a leak of a few MB a version shows there before it leaves a
     band)."""
-    tail = {v: rss for v, rss in settled.items() if published_before(v) >= REFERENCE}
+    tail = {v: rss for v, rss in settled.items() if published_before(v, order) >= REFERENCE}
     if len(tail) < 2:
         return {"reference": None, "band_pct": band_pct, "max_deviation_pct": None, "stable": None}
     (reference, reference_mb), *later = tail.items()
     deviations = [100 * (rss - reference_mb) / reference_mb for _, rss in later]
-    slope = statistics.linear_regression([published_before(v) for v in tail], list(tail.values())).slope
+    slope = statistics.linear_regression(
+        [published_before(v, order) for v in tail], list(tail.values())
+    ).slope
     return {
         "reference": reference,
         "reference_mb": reference_mb,
@@ -298,9 +357,11 @@ def summary(records: list[dict], seconds: float) -> dict:
 def run(reader: str, args: argparse.Namespace, work: Path, source: Path) -> dict:
     seconds = args.seconds if reader == "candidates" else args.llm_seconds
     versions = args.versions if reader == "candidates" else (args.llm_versions or args.versions)
-    root = work / reader
-    publish(root, source, "v1")
-    server = Server(root, reader, args, args.out / f"server-{reader}.log")
+    versions_out: Publisher = (
+        DagPublisher(work / reader) if args.publish_with == "dag" else LinkPublisher(work / reader, source)
+    )
+    first = versions_out.publish()["version"]
+    server = Server(versions_out.root, reader, args, args.out / f"server-{reader}.log")
     try:
         ready_s = server.wait_ready()
         load_before = os.getloadavg()
@@ -310,7 +371,7 @@ def run(reader: str, args: argparse.Namespace, work: Path, source: Path) -> dict
         timeline = [server.memory(started)]
         pub = threading.Thread(
             target=publisher,
-            args=(root, source, versions, seconds, started, published, server.settled),
+            args=(versions_out, first, versions, seconds, started, published, server.settled),
         )
         pub.start()
 
@@ -328,7 +389,7 @@ def run(reader: str, args: argparse.Namespace, work: Path, source: Path) -> dict
         asyncio.run(clients())
         elapsed = time.monotonic() - started
         pub.join()
-        end = server.settled(started, f"v{versions + 1}")
+        end = server.settled(started, published[-1]["version"] if published else first)
         timeline.append(end)
         versions = httpx.get(f"{server.url}/v1/versions", timeout=30).json()
         metrics = httpx.get(f"{server.url}/metrics", timeout=30).text
@@ -339,6 +400,7 @@ def run(reader: str, args: argparse.Namespace, work: Path, source: Path) -> dict
     (args.out / f"requests-{reader}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     (args.out / f"metrics-{reader}.txt").write_text(metrics)
     settled = settled_rss(published, end)
+    order = [first, *(p["version"] for p in published)]
     return {
         "reader": reader,
         "command": shlex.join(server.command),
@@ -355,7 +417,9 @@ def run(reader: str, args: argparse.Namespace, work: Path, source: Path) -> dict
             "peak": max(m["rss_mb"] for m in timeline),
         },
         "rss_settled_mb": settled,
-        "rss_stability": stability(settled, args.rss_band),
+        "rss_stability": stability(settled, args.rss_band, order),
+        "versions_order": order,
+        "published_with": args.publish_with,
         "rss_timeline": timeline,
         **summary(records, elapsed),
     }
@@ -432,9 +496,10 @@ def memory_report(r: dict) -> list[str]:
         "| version | publishes so far | RSS MB | anon | file | at s | settled (waited s) |",
         "|---|---|---|---|---|---|---|",
     ]
+    order = r.get("versions_order")
     for v, m in settled.items():
         lines.append(
-            f"| {v} | {published_before(v)} | {m['rss_mb']} | {m['anon']} | {m['file']} | {m['at_s']} "
+            f"| {v} | {published_before(v, order)} | {m['rss_mb']} | {m['anon']} | {m['file']} | {m['at_s']} "
             f"| {'yes' if m['settled'] else 'NO'} ({m['waited_s']}) |"
         )
     st = r["rss_stability"]
@@ -467,6 +532,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--llm", default="qwen2.5-coder-0.5b-instruct")
     parser.add_argument(
         "--rss-band", type=float, default=10.0, help="percent: the settled RSS band that counts as stable"
+    )
+    parser.add_argument(
+        "--publish-with",
+        choices=["links", "dag"],
+        default="links",
+        help="links: re-publish the sample build as hard links (seconds); dag: the rebuild DAG makes every "
+        "version (airflow dags test hqa_index_rebuild, minutes each; a state folder of its own)",
     )
     parser.add_argument("--screenshot", action="store_true", help="photograph the page after the first run")
     parser.add_argument("--report-only", action="store_true", help="rewrite README.md from serve_load.json")

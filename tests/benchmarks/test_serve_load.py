@@ -61,3 +61,16 @@ def test_rss_stability_is_judged_from_the_figure_after_the_second_publish() -> N
     leaking = bench.stability({"v1": 600.0, "v3": 800.0, "v4": 850.0, "v5": 900.0}, band_pct=10.0)
     assert leaking["stable"] is False and leaking["max_deviation_pct"] == pytest.approx(12.5, abs=0.05)
     assert bench.stability({"v1": 600.0, "v3": 800.0}, band_pct=10.0)["stable"] is None  # too few
+
+
+def test_versions_the_rebuild_dag_names_by_time_are_counted_in_publish_order() -> None:
+    """With --publish-with dag the DAG names its versions (v<timestamp>): their place in the order they
+    were published says how many publishes came before, not the digits of the name."""
+    bench = load_script(SCRIPT)
+    order = ["v20261127T080000000000Z", "v20261127T080300000000Z", "v20261127T080600000000Z"]
+    order.append("v20261127T080900000000Z")
+    assert [bench.published_before(v, order) for v in order] == [0, 1, 2, 3]
+    settled = dict(zip(order, [600.0, 700.0, 800.0, 880.0], strict=True))
+    got = bench.stability(settled, band_pct=5.0, order=order)
+    assert got["reference"] == order[2] and got["stable"] is False
+    assert got["max_deviation_pct"] == pytest.approx(10.0, abs=0.05)
