@@ -234,6 +234,7 @@ class DagPublisher:
         }
         self.root = work / "state" / "indexes"
         self.runs = 0
+        work.mkdir(parents=True, exist_ok=True)
         self.log = work / "dag.log"
         self._run([str(BIN / "airflow"), "db", "migrate"])
 
