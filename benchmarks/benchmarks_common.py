@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import sys
@@ -14,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from query.evaluation.machine import machine
 
-__all__ = ["best_of", "machine", "pct", "run_command", "timed_ms"]
+__all__ = ["airflow_env", "best_of", "machine", "pct", "run_command", "timed_ms"]
 
 T = TypeVar("T")
 
@@ -48,3 +49,22 @@ def run_command(cmd: list[str], env: dict[str, str], cwd: Path) -> float:
     if done.returncode != 0:
         raise RuntimeError(f"{shlex.join(cmd)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
     return time.perf_counter() - started
+
+
+def airflow_env(work: Path, keep: int) -> dict[str, str]:
+    """The environment of ``airflow dags test`` runs in ``work`` (a state folder, an Airflow home and an
+    embedding cache of their own, offline, no bars), each publish keeping ``keep`` versions."""
+    repo = Path(__file__).resolve().parents[1]
+    cache = os.environ.get("HQA_EMBEDDING_CACHE") or str(work / "embeddings")
+    return {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "HQA_PROGRESS": "0",
+        "HQA_EMBEDDING_CACHE": cache,
+        "HQA_STATE_DIR": str(work / "state"),
+        "HQA_INDEX__KEEP_VERSIONS": str(keep),
+        "AIRFLOW_HOME": str(work / "airflow"),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(repo / "dags"),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+    }

@@ -54,7 +54,9 @@ import httpx
 import psutil
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+sys.path[:0] = [str(REPO), str(REPO / "benchmarks")]  # the repo's packages and benchmarks_common
+
+from benchmarks_common import airflow_env, run_command  # noqa: E402
 
 from index.versions import MANIFEST, READER_STATE, VersionStore  # noqa: E402
 from query.evaluation.machine import machine  # noqa: E402
@@ -221,38 +223,21 @@ class DagPublisher:
     (``HQA_INDEX__KEEP_VERSIONS``; the DAG prunes, leases keep what the server still reads)."""
 
     def __init__(self, work: Path):
-        self.env = {
-            **os.environ,
-            "HF_HUB_OFFLINE": "1",
-            "TRANSFORMERS_OFFLINE": "1",
-            "HQA_PROGRESS": "0",
-            "HQA_STATE_DIR": str(work / "state"),
-            "HQA_INDEX__KEEP_VERSIONS": "2",
-            "AIRFLOW_HOME": str(work / "airflow"),
-            "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
-            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        }
+        self.env = airflow_env(work, keep=2)
         self.root = work / "state" / "indexes"
         self.runs = 0
-        work.mkdir(parents=True, exist_ok=True)
-        self.log = work / "dag.log"
-        self._run([str(BIN / "airflow"), "db", "migrate"])
-
-    def _run(self, cmd: list[str]) -> float:
-        started = time.monotonic()
-        with self.log.open("a") as log:
-            subprocess.run(cmd, env=self.env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, check=True)
-        return round(time.monotonic() - started, 1)
+        run_command([str(BIN / "airflow"), "db", "migrate"], self.env, REPO)
 
     def publish(self) -> dict:
         store = VersionStore(self.root)
         before = {p.name for p in store.versions()} if self.root.exists() else set()
         conf = ["-c", json.dumps({"force": True})] if self.runs else []
-        seconds = self._run([str(BIN / "airflow"), "dags", "test", "hqa_index_rebuild", *conf])
+        dag = [str(BIN / "airflow"), "dags", "test", "hqa_index_rebuild", *conf]
+        seconds = round(run_command(dag, self.env, REPO), 1)
         self.runs += 1
         current = store.current()
         if current is None or current.name in before:
-            raise RuntimeError(f"the rebuild DAG published no new version (log: {self.log})")
+            raise RuntimeError(f"the rebuild DAG ran and published no new version under {self.root}")
         after = {p.name for p in store.versions()}
         return {"version": current.name, "pruned": sorted(before - after), "dag_seconds": seconds}
 

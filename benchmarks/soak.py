@@ -33,26 +33,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks_common import machine, run_command  # noqa: E402
+from benchmarks_common import airflow_env, machine, run_command  # noqa: E402
 
 BIN = Path(sys.executable).parent
 QUESTIONS = REPO / "data" / "samples" / "questions.jsonl"
-
-
-def airflow_env(work: Path, keep: int) -> dict[str, str]:
-    cache = os.environ.get("HQA_EMBEDDING_CACHE") or str(work / "embeddings")
-    return {
-        **os.environ,
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-        "HQA_PROGRESS": "0",
-        "HQA_EMBEDDING_CACHE": cache,
-        "HQA_STATE_DIR": str(work / "state"),
-        "HQA_INDEX__KEEP_VERSIONS": str(keep),
-        "AIRFLOW_HOME": str(work / "airflow"),
-        "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
-        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-    }
 
 
 class Answering:
