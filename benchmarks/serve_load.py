@@ -60,6 +60,7 @@ from benchmarks_common import airflow_env, run_command  # noqa: E402
 
 from index.versions import MANIFEST, READER_STATE, VersionStore  # noqa: E402
 from query.evaluation.machine import machine  # noqa: E402
+from query.evaluation.metrics import percentile  # noqa: E402
 
 BIN = Path(sys.executable).parent
 QUESTIONS = [  # the README's and the demo's questions
@@ -309,11 +310,9 @@ def stability(settled: dict[str, float], band_pct: float, order: list[str] | Non
     }
 
 
-def percentile(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    values = sorted(values)
-    return round(values[min(len(values) - 1, int(q * len(values)))], 1)
+def percentile_ms(values: list[float], q: float) -> float | None:
+    """The q-th percentile (0-100) of some milliseconds, rounded; None when there are none."""
+    return round(percentile(values, q), 1) if values else None
 
 
 def summary(records: list[dict], seconds: float) -> dict:
@@ -325,8 +324,8 @@ def summary(records: list[dict], seconds: float) -> dict:
         "requests": len(records),
         "answered": len(ok),
         "throughput_per_s": round(len(ok) / seconds, 3),
-        "p50_ms": percentile([r["ms"] for r in ok], 0.5),
-        "p95_ms": percentile([r["ms"] for r in ok], 0.95),
+        "p50_ms": percentile_ms([r["ms"] for r in ok], 50),
+        "p95_ms": percentile_ms([r["ms"] for r in ok], 95),
         "status_429": sum(r["status"] == 429 for r in records),
         "fallbacks": sum(bool(r.get("fallback")) for r in ok),
         "errors": len(errors),
@@ -335,7 +334,7 @@ def summary(records: list[dict], seconds: float) -> dict:
         "answers_by_version": dict(sorted(Counter(r["version"] for r in ok if r.get("version")).items())),
         "modes": dict(Counter(r["mode"] for r in ok)),
         "readers": dict(Counter(r["reader"] for r in ok)),
-        "http_overhead_ms_p50": percentile(overhead, 0.5),
+        "http_overhead_ms_p50": percentile_ms(overhead, 50),
         "latency_over_engine_p50": round(statistics.median(ratio), 3) if ratio else None,
     }
 

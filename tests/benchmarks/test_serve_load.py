@@ -41,7 +41,8 @@ def test_the_summary_counts_429s_apart_from_errors() -> None:
     got = bench.summary(records, seconds=11.0)
     assert (got["requests"], got["answered"], got["status_429"], got["errors"]) == (13, 11, 1, 1)
     assert got["untagged"] == 1 and got["answers_by_version"] == {"v1": 5, "v2": 5}
-    assert got["p50_ms"] == 50.0 and got["p95_ms"] == 100.0
+    # 11 latencies 5, 10, ..., 100: linear interpolation between ranks (NumPy's default) gives 50 and 95
+    assert got["p50_ms"] == 50.0 and got["p95_ms"] == 95.0
     assert got["error_kinds"] == {"x": 1} and got["throughput_per_s"] == 1.0
 
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 import re
 import threading
 from collections import Counter
-from collections.abc import Sequence
-from typing import Any, Protocol
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
+from index.aliases import AliasHit
 from index.statements import TypedStatement
 from query.understand import plan_words
+from query.understand.linking import EntityInfo
 
 
 class StatementReads(Protocol):
@@ -32,17 +34,17 @@ class GraphReads(Protocol):
 
     def members_in_place(
         self, classes: list[str], place: str, place_property: str, limit: int
-    ) -> tuple[list[tuple[str, str | None]], dict]: ...
+    ) -> tuple[list[tuple[str, str | None]], Mapping[str, object]]: ...
 
     def subjects_of(self, entity_id: str, property: str, limit: int = 50) -> list[tuple[str, str | None]]: ...
 
 
 class AliasReads(Protocol):
-    def lookup(self, mention: str, k: int = 10, *, fuzzy: bool = True) -> list: ...
+    def lookup(self, mention: str, k: int = 10, *, fuzzy: bool = True) -> list[AliasHit]: ...
 
 
 class EntityTexts(Protocol):
-    def get(self, entity_id: str) -> Any: ...
+    def get(self, entity_id: str) -> EntityInfo | None: ...
 
     def ids_matching(self, pattern: str, limit: int) -> list[str]: ...
 
