@@ -96,9 +96,10 @@ def test_answers_are_names_numbers_or_refusals_never_bare_ids(records: dict[str,
 
 
 def test_the_split_is_seeded_and_stratified(gold: ModuleType, records: dict[str, dict]) -> None:
-    def unsplit() -> list[dict]:  # a fold the source line names (holdout) is kept, not shuffled
-        given = {"fold": "holdout"}
-        shuffled = [{"id": r["id"], "kind": r["kind"], **(given if r["fold"] == "holdout" else {})}
+    named = ("holdout", "fold3")
+
+    def unsplit() -> list[dict]:  # a fold the source line names (holdout, fold3) is kept, not shuffled
+        shuffled = [{"id": r["id"], "kind": r["kind"], **({"fold": r["fold"]} if r["fold"] in named else {})}
                     for r in records.values()]  # fmt: skip
         random.Random(1).shuffle(shuffled)
         return shuffled
@@ -111,9 +112,8 @@ def test_the_split_is_seeded_and_stratified(gold: ModuleType, records: dict[str,
     gold.assign_folds(split, seed=gold.SEED + 1)
     moved = {r["id"]: r["fold"] for r in split}
     assert moved != committed
-    assert {i for i, f in moved.items() if f == "holdout"} == {
-        i for i, f in committed.items() if f == "holdout"
-    }
+    kept = {i: f for i, f in committed.items() if f in named}
+    assert {i: f for i, f in moved.items() if f in named} == kept
 
 
 # --- golds read by hand from the raw JSON ----------------------------------------------------------
@@ -296,12 +296,13 @@ def test_the_judge_matches_names_numbers_units_and_refusals() -> None:
 
 def test_the_evaluator_asks_the_holdout_fold_only_by_name(records: dict[str, dict]) -> None:
     evaluate = load_script(FOLDER / "evaluate.py")
-    args = evaluate.arguments().parse_args(["run", "--index", "x", "--fold", "holdout"])
-    assert args.fold == "holdout"
     everything = list(records.values())
-    holdout = evaluate.selected(everything, "holdout")
-    assert {r["id"] for r in holdout} == {i for i, r in records.items() if r["fold"] == "holdout"}
-    assert not [r for r in evaluate.selected(everything, "all") if r["fold"] == "holdout"]
+    for fold in ("holdout", "fold3"):
+        args = evaluate.arguments().parse_args(["run", "--index", "x", "--fold", fold])
+        assert args.fold == fold
+        asked = evaluate.selected(everything, fold)
+        assert {r["id"] for r in asked} == {i for i, r in records.items() if r["fold"] == fold}
+    assert not [r for r in evaluate.selected(everything, "all") if r["fold"] in ("holdout", "fold3")]
     assert len(evaluate.selected(everything, "all")) == 207
     rows = [{"kind": "count", "fold": "holdout", "right": True},
             {"kind": "count", "fold": "holdout", "right": False},
@@ -311,5 +312,5 @@ def test_the_evaluator_asks_the_holdout_fold_only_by_name(records: dict[str, dic
     assert table["all"]["report"]["n"] == 1 and table["all"]["all"]["n"] == 3
     section = evaluate.reader_section("candidates", table, {"candidates": [{**r, "mode": "m", "ms": 1.0}
                                       for r in rows]}, 1.0, [])  # fmt: skip
-    assert "| kind | tune | report | holdout | all |" in section
-    assert "| count | - | 100.0 (1/1) | 50.0 (1/2) | 66.7 (2/3) |" in section
+    assert "| kind | tune | report | holdout | fold3 | all |" in section
+    assert "| count | - | 100.0 (1/1) | 50.0 (1/2) | - | 66.7 (2/3) |" in section
