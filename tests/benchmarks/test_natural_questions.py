@@ -67,20 +67,25 @@ def test_size_kinds_and_folds(records: dict[str, dict]) -> None:
     assert min(kinds.values()) >= 20, kinds
     for kind in KINDS:
         folds = Counter(r["fold"] for r in records.values() if r["kind"] == kind)
-        assert set(folds) == {"tune", "report", "holdout"}, (kind, folds)
+        assert set(folds) == {"tune", "report", "holdout", "fold3"}, (kind, folds)
         assert abs(folds["tune"] - folds["report"]) <= 1, (kind, folds)
         assert folds["holdout"] >= 10, (kind, folds)
+        assert folds["fold3"] >= 13, (kind, folds)
     assert sum(r["fold"] == "holdout" for r in records.values()) >= 80
+    assert sum(r["fold"] == "fold3" for r in records.values()) >= 104
     assert len({r["question"].casefold() for r in records.values()}) == len(records)
 
 
 def test_the_holdout_fold_is_named_in_its_source_lines(gold: ModuleType, records: dict[str, dict]) -> None:
-    """The holdout questions were written after the split: each source line says its fold, the shuffle
-    leaves them out, so the 207 older questions keep the folds they had."""
+    """The holdout and fold3 questions were written after the split: each source line says its fold, the
+    shuffle leaves them out, so the 207 older questions keep the folds they had."""
     source = [json.loads(line) for line in gold.SOURCE.read_text(encoding="utf-8").splitlines()]
-    named = {r["id"] for r in source if r.get("fold") == "holdout"}
-    assert named == {i for i, r in records.items() if r["fold"] == "holdout"}
-    assert not {r["id"] for r in source if r.get("fold") not in (None, "holdout")}
+    for fold in ("holdout", "fold3"):
+        named = {r["id"] for r in source if r.get("fold") == fold}
+        assert named == {i for i, r in records.items() if r["fold"] == fold}
+    assert not {r["id"] for r in source if r.get("fold") not in (None, "holdout", "fold3")}
+    fold3 = sorted(int(r["id"][3:]) for r in source if r.get("fold") == "fold3")
+    assert fold3[0] == 314 and fold3 == list(range(314, 314 + len(fold3)))
     older = [r for r in source if "fold" not in r]
     assert len(older) == 207 and all(int(r["id"][3:]) <= 207 for r in older)
 
@@ -96,9 +101,10 @@ def test_answers_are_names_numbers_or_refusals_never_bare_ids(records: dict[str,
 
 
 def test_the_split_is_seeded_and_stratified(gold: ModuleType, records: dict[str, dict]) -> None:
-    def unsplit() -> list[dict]:  # a fold the source line names (holdout) is kept, not shuffled
-        given = {"fold": "holdout"}
-        shuffled = [{"id": r["id"], "kind": r["kind"], **(given if r["fold"] == "holdout" else {})}
+    named = ("holdout", "fold3")
+
+    def unsplit() -> list[dict]:  # a fold the source line names (holdout, fold3) is kept, not shuffled
+        shuffled = [{"id": r["id"], "kind": r["kind"], **({"fold": r["fold"]} if r["fold"] in named else {})}
                     for r in records.values()]  # fmt: skip
         random.Random(1).shuffle(shuffled)
         return shuffled
@@ -111,9 +117,8 @@ def test_the_split_is_seeded_and_stratified(gold: ModuleType, records: dict[str,
     gold.assign_folds(split, seed=gold.SEED + 1)
     moved = {r["id"]: r["fold"] for r in split}
     assert moved != committed
-    assert {i for i, f in moved.items() if f == "holdout"} == {
-        i for i, f in committed.items() if f == "holdout"
-    }
+    kept = {i: f for i, f in committed.items() if f in named}
+    assert {i: f for i, f in moved.items() if f in named} == kept
 
 
 # --- golds read by hand from the raw JSON ----------------------------------------------------------
@@ -218,6 +223,24 @@ def test_holdout_a_census_year_and_a_year_between_censuses(records: dict[str, di
     assert records["nq-307"]["answers"] == ["unknown"]
 
 
+def test_fold3_square_metres_against_square_kilometres(records: dict[str, dict]) -> None:
+    (lausanne,) = claims("Q807", "P2046")
+    (reggiolo,) = claims("Q952", "P2046")
+    la, re_ = lausanne["mainsnak"]["datavalue"]["value"], reggiolo["mainsnak"]["datavalue"]["value"]
+    assert la["amount"] == "+41370000" and la["unit"].endswith("/Q25343")  # 41.37 km² in square metres
+    assert re_["amount"] == "+42.68" and re_["unit"].endswith("/Q712226")  # km²: Reggiolo is the larger
+    assert records["nq-353"]["fold"] == "fold3"
+    assert records["nq-353"]["answers"] == ["Reggiolo"]  # read as raw numbers, Lausanne would win
+
+
+def test_fold3_ended_relations_are_not_counted(records: dict[str, dict]) -> None:
+    relations = claims("Q801", "P530")
+    ended = [c for c in relations if "P582" in c.get("qualifiers", {})]
+    assert len(relations) == 82 and len(ended) == 8 and all(c["rank"] == "normal" for c in relations)
+    assert records["nq-368"]["answers"] == ["74"]  # "Israel currently has diplomatic relations with ..."
+    assert len(records["nq-368"]["evidence"]["left_out_ended"]) == 8
+
+
 def test_inverse_chain(records: dict[str, dict]) -> None:
     capitals = [c["mainsnak"]["datavalue"]["value"]["id"] for c in claims("Q1201", "P36")]
     assert capitals == ["Q1724"]  # Saarland's capital is Saarbrücken
@@ -296,12 +319,13 @@ def test_the_judge_matches_names_numbers_units_and_refusals() -> None:
 
 def test_the_evaluator_asks_the_holdout_fold_only_by_name(records: dict[str, dict]) -> None:
     evaluate = load_script(FOLDER / "evaluate.py")
-    args = evaluate.arguments().parse_args(["run", "--index", "x", "--fold", "holdout"])
-    assert args.fold == "holdout"
     everything = list(records.values())
-    holdout = evaluate.selected(everything, "holdout")
-    assert {r["id"] for r in holdout} == {i for i, r in records.items() if r["fold"] == "holdout"}
-    assert not [r for r in evaluate.selected(everything, "all") if r["fold"] == "holdout"]
+    for fold in ("holdout", "fold3"):
+        args = evaluate.arguments().parse_args(["run", "--index", "x", "--fold", fold])
+        assert args.fold == fold
+        asked = evaluate.selected(everything, fold)
+        assert {r["id"] for r in asked} == {i for i, r in records.items() if r["fold"] == fold}
+    assert not [r for r in evaluate.selected(everything, "all") if r["fold"] in ("holdout", "fold3")]
     assert len(evaluate.selected(everything, "all")) == 207
     rows = [{"kind": "count", "fold": "holdout", "right": True},
             {"kind": "count", "fold": "holdout", "right": False},
@@ -311,5 +335,5 @@ def test_the_evaluator_asks_the_holdout_fold_only_by_name(records: dict[str, dic
     assert table["all"]["report"]["n"] == 1 and table["all"]["all"]["n"] == 3
     section = evaluate.reader_section("candidates", table, {"candidates": [{**r, "mode": "m", "ms": 1.0}
                                       for r in rows]}, 1.0, [])  # fmt: skip
-    assert "| kind | tune | report | holdout | all |" in section
-    assert "| count | - | 100.0 (1/1) | 50.0 (1/2) | 66.7 (2/3) |" in section
+    assert "| kind | tune | report | holdout | fold3 | all |" in section
+    assert "| count | - | 100.0 (1/1) | 50.0 (1/2) | - | 66.7 (2/3) |" in section
