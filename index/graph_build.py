@@ -19,6 +19,7 @@ for every endpoint that was not ingested.
 
 from __future__ import annotations
 
+import gc
 import os
 import resource
 import time
@@ -28,7 +29,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from index.duck import MemoryBudget, read_sql, run, scalar, sql_path
+from index.duck import MemoryBudget, connect, read_sql, run, scalar, sql_path
 from index.evidence_reader import EvidenceReader
 from index.graph import NODE_TABLES, REL_TABLES, SCHEMA, GraphStats
 from index.kuzu_store import NODE_GROUP_ROWS, GraphStore
@@ -429,9 +430,14 @@ def build_graph(
     work_dir.mkdir(parents=True, exist_ok=True)
     tables = GraphTables(Path(ingest_dir), evidence, names.dir, work_dir)
     peaks: dict[str, float] = {}
-    rows, skipped = write_graph_tables(
-        names.con, tables, entity_records, names, budget.batch_rows(2_000, ceiling=50_000), peaks
-    )
+    # the writes get a DuckDB of their own, closed before Kùzu loads: what DuckDB and Arrow held would
+    # otherwise stay resident under Kùzu's pool (at 300k entities, 627 MB before the load, 377 after)
+    with connect(budget, work_dir / "spill") as con:
+        rows, skipped = write_graph_tables(
+            con, tables, entity_records, names.on(con), budget.batch_rows(2_000, ceiling=50_000), peaks
+        )
+    gc.collect()
+    pa.default_memory_pool().release_unused()
     building = out_path.with_name(f".{out_path.name}.building")
     for leftover in (building, building.with_name(building.name + ".wal")):
         leftover.unlink(missing_ok=True)

@@ -22,6 +22,7 @@ its end (what naming the resolved title does, since it resolves once more).
 
 from __future__ import annotations
 
+import copy
 import logging
 import shutil
 import time
@@ -272,6 +273,13 @@ class NameStore:
             zip(props["id"].to_pylist(), props["label"].to_pylist(), strict=True)
         )
         self.units = read_units(unit_table)
+
+    def on(self, con: duckdb.DuckDBPyConnection) -> NameStore:
+        """The same name tables and small tables, queried through another connection (a step that closes
+        its DuckDB when done with it, to give its memory back before a next phase)."""
+        other = copy.copy(self)
+        other.con = con
+        return other
 
     def lexicon(self, ids: Iterable[str] = (), titles: Iterable[str] = ()) -> Lexicon:
         """The names of a few ids and titles, looked up with one join each: for a handful of keys
