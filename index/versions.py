@@ -31,6 +31,7 @@ import weakref
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ingest.files import write_text_atomic
 from schemas.build import Manifest
 
 CURRENT = "current"
@@ -160,7 +161,9 @@ class VersionStore:
     def publish(self, building: Path, manifest: Manifest) -> Path:
         """Write the manifest, move the folder into place and point ``current`` at it, atomically."""
         (building / LEASE).touch()
-        (building / MANIFEST).write_text(manifest.model_dump_json(indent=2))
+        # replaced, never written through: a building folder made of hard links (a reused version's
+        # files) would otherwise rewrite the other version's manifest as well
+        write_text_atomic(building / MANIFEST, manifest.model_dump_json(indent=2))
         final = self.root / manifest.version
         os.replace(building, final)
         self.point_current(manifest.version)

@@ -15,6 +15,7 @@ from index.reader import IndexReader
 from index.versions import (
     BUILDING_PREFIX,
     LEASE,
+    MANIFEST,
     PIN_HOURS,
     PINS,
     PRUNING_PREFIX,
@@ -58,6 +59,23 @@ def test_current_moves_only_on_publish(tmp_path):
     assert store.current() == first.resolve()  # an unfinished build is invisible
     store.abandon(building)
     assert not building.exists()
+
+
+def test_publishing_a_folder_of_hard_links_leaves_the_linked_version_s_manifest_alone(tmp_path):
+    """A building folder made of hard links to a published version's files (a reused version): the new
+    manifest replaces the link, it is not written through it into the other version."""
+    store = VersionStore(tmp_path)
+    first = _publish(store, "one")
+    before = (first / MANIFEST).read_text()
+    version = store.new_version_name()
+    building = store.start(version)
+    building.rmdir()
+    shutil.copytree(first, building, copy_function=os.link, ignore=shutil.ignore_patterns(LEASE))
+    assert (building / MANIFEST).stat().st_ino == (first / MANIFEST).stat().st_ino
+    manifest = store.manifest(first).model_copy(update={"version": version})
+    second = store.publish(building, manifest)
+    assert (first / MANIFEST).read_text() == before
+    assert store.manifest(first).version == first.name and store.manifest(second).version == version
 
 
 def test_reader_keeps_its_version_while_current_moves(tmp_path):
