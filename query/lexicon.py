@@ -277,6 +277,14 @@ NUMBER_WORDS = (
 """Numbers written as words; ``NUMBER_WORDS[n]`` is n."""
 COUNT_WORDS = (*NUMBER_WORDS[2:], "once", "twice")
 """Words a prose answer counts with ("three", "twice"): "zero" and "one" say too little to be one."""
+TENS_WORDS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+"""``TENS_WORDS[n - 2]`` is 10 n."""
+SPOKEN_NUMBER_WORDS = word_set(" ".join((*NUMBER_WORDS, *TENS_WORDS, "hundred", "thousand", "oh", "and")))
+"""The words a year or a count is said in ("nineteen sixty-five", "two thousand and ten"): numbers, as
+digits are, never a relation or a name."""
+SPOKEN_YEAR_LEADS = word_set("in year of since by until till around circa during from to before after")
+"""Words a year said as "two thousand …" follows ("in the year two thousand"); without one, "two thousand"
+is an amount ("two thousand people")."""
 
 # -- relation words and the properties they stand for ------------------------------------------------
 

@@ -36,6 +36,7 @@ from index.statements import TypedStatement
 from index.verbalize.values import format_amount, format_time
 from query.modes.base import Declined, Understanding
 from query.retrieve.evidence_store import EvidenceRow
+from query.understand.plan_words import YES_NO_START
 from query.understand.properties import PropertyLabels, content_words, cue_stems, stem
 from schemas.answers import StageTiming
 from schemas.query import AnswerCandidate, KgFact, PropertyMatch, QueryResult
@@ -176,6 +177,8 @@ class KgLookupMode:
     def estimate(self, understanding: Understanding) -> tuple[float, str]:
         if self.statements is None:
             return 0.0, "the index has no typed statements (built before the statements stage): rebuild it"
+        if YES_NO_START.match(understanding.question):
+            return 0.0, "a yes/no question: a value looked up is not its answer"
         subjects = self.subjects(understanding)
         if not subjects:
             return 0.0, "no entity linked in the question"

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from query.lexicon import word_set
+from query.lexicon import NUMBER_WORDS, SPOKEN_NUMBER_WORDS, word_set
 from query.understand import plan_words as words
 from query.understand.properties import PropertyLabels, stem
 from query.understand.tokens import content_words
@@ -204,7 +204,9 @@ def _operation(question: str, names: _Names, rest: str) -> str:
         return "yes_no"
     if words.COUNT_START.search(question) and not words.NOT_COUNTED.search(question):
         return "count"
-    if ranked and re.search(r"\bor\b|\bwhich of\b|\bout of\b|\bbetween\b", question, re.I):
+    if ranked and re.search(
+        r"\bor\b|\bwhich of\b|\bout of\b|\bbetween\b|\bversus\b|\bvs\b|^\s*(?:of|among)\b", question, re.I
+    ):
         return "compare"
     if words.SUPERLATIVE_CUES.search(question) and _class_noun(question) is not None and named <= 1:
         return "superlative"
@@ -216,7 +218,7 @@ def _class_noun(question: str) -> str | None:
         for noun in words.CLASS_SYNONYMS:
             if token in (noun, noun + "s", noun + "es", noun[:-1] + "ies", noun[:-1] + "ies"):
                 return noun
-            if noun == "municipality" and token == "municipalities":
+            if (noun, token) in (("municipality", "municipalities"), ("comune", "comuni")):
                 return noun
     return None
 
@@ -256,7 +258,7 @@ def _constraints(plan: QuestionPlan, question: str, reading: PropertyReading | N
         elif words.MAX_CUES.search(question):
             c.pick = "max"
     if plan.operation == "yes_no" and (m := words.THRESHOLD.search(question)):
-        number = 0.5 if m.group("num").lower() == "half a" else float(m.group("num").replace(",", ""))
+        number = _threshold_number(m.group("num"))
         number *= words.SCALES.get((m.group("scale") or "").lower(), 1.0)
         c.comparator = ">" if m.group("cmp").lower() in words.ABOVE else "<"
         c.threshold = number
@@ -265,6 +267,18 @@ def _constraints(plan: QuestionPlan, question: str, reading: PropertyReading | N
             c.years = [y for y in c.years if y != int(number)]  # the year is the threshold, not a time
     elif plan.operation == "yes_no" and re.search(r"\bthan\b", question) and c.pick is not None:
         c.comparator = ">" if c.pick == "max" else "<"
+
+
+def _threshold_number(said: str) -> float:
+    """The number of a threshold: digits, a number word ("six"), "a"/"an" before a scale, "half a"."""
+    said = said.lower()
+    if said == "half a":
+        return 0.5
+    if said in ("a", "an"):
+        return 1.0
+    if said in NUMBER_WORDS:
+        return float(NUMBER_WORDS.index(said))
+    return float(said.replace(",", ""))
 
 
 def _membership_value(question: str, understanding: Understanding, mentions: list[str]) -> str | None:
@@ -320,6 +334,7 @@ def _unexplained(
         )  # a cue elsewhere is a second question
         if (
             word.isdigit()
+            or word in SPOKEN_NUMBER_WORDS
             or word in words.GENERIC
             or stem(word) in explained
             or (ranked and re.fullmatch(cues, word))
@@ -335,7 +350,10 @@ def _unexplained(
 
 _FILLER = {
     stem(w)
-    for w in word_set("s many much count year live lived people one which town city state share have has got")
+    for w in word_set(
+        "s many much count year live lived people one which town city state share have has got versus vs lie "
+        "lies closer nearer"
+    )
 }
 
 

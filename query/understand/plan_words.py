@@ -14,11 +14,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from query.lexicon import word_set
+from query.lexicon import NUMBER_WORDS, word_set
 
 _POPULATION = (
-    r"\bpopulat\w*|\bpeople\b|\binhabitants?\b|\bresidents?\b|\bheadcount\b|\bfolks\b|\bpersons\b"
-    r"|\bcall \w+ home\b|\bpopulous\b|\blive[sd]? (?:in|there)\b|\bliving in\b"
+    r"\bpopulat\w*|\bpeople\b|\binhabitants?\b|\bresidents?\b|\bhead ?count\b|\bfolks\b|\bpersons\b"
+    r"|\bcall \w+ home\b|\bpopulous\b|\blive[sd]? (?:in|there)\b|\bliving in\b|\bhuman beings\b|\bdwell\w*"
+    r"|\bhome to\b"
 )
 
 
@@ -38,39 +39,50 @@ def _words(prop: str, pattern: str, kind: str, *fallbacks: str) -> PropertyWords
 
 PROPERTY_WORDS: tuple[PropertyWords, ...] = (
     _words("P1081", r"\bhdi\b|human development", "number"),
-    _words("P4841", r"fertility|children did a woman|births per woman", "number"),
+    _words(
+        "P4841",
+        r"fertility|births per woman|\bchildren (?:did a woman|per woman|on average)\b"
+        r"|\bwom[ae]n\b.*\b(?:children|kids)\b",
+        "number",
+    ),
     _words("P2131", r"\bgdp\b|gross domestic|\beconomy\b", "number"),
     _words("P281", r"\bpost(?:al)? ?codes?\b|\bzip\b|\bpostcodes?\b", "text"),
-    _words("P856", r"\bwebsite\b|\bweb site\b|\bhome ?page\b", "text"),
+    _words("P856", r"\bwebsite\b|\bweb site\b|\bhome ?page\b|\bon the web\b|\bonline\b", "text"),
     _words("P1549", r"\bdemonym\b|call (?:the )?(?:people|someone|somebody|a person|residents?)\b", "text"),
     _words("P190", r"\btwin\w*|\bsister (?:cit|town)", "entity"),
-    _words("P37", r"\bofficial languages?\b|\blanguages? (?:are|is) official\b", "entity"),
+    _words(
+        "P37", r"\bofficial languages?\b|\blanguages? (?:are|is) official\b|\bofficial status\b", "entity"
+    ),
     _words("P38", r"\bcurrency\b|\bpay with\b|\bmoney\b", "entity"),
-    _words("P47", r"\bborder\w*|\bneighbou?r\w*|\badjacent\b|\bnext to\b", "entity"),
+    _words("P47", r"\bborder\w*|\bneighbou?r\w*|\badjacent\b|\bnext to\b|\btouch\w*|\bsurround\w*", "entity"),
     _words(
         "P150",
         r"\bmake up\b|\bdivided\b|\bsplit into\b|\bconsists? of\b|\bsubdivisions?\b|\bdistricts\b"
-        r"|\bcounties\b|\bfederal states\b|\bemirates\b|\bprovinces\b|\bdivisions\b|\badministrative units\b",
+        r"|\bcounties\b|\bfederal states\b|\bemirates\b|\bprovinces\b|\bdivisions\b|\badministrative units\b"
+        r"|\bboroughs\b|\bwards\b|\bcantons\b|\bdepartments\b",
         "entity",
     ),
     _words("P569", r"\bborn\b|\bbirth\b|\bbirthday\b", "date"),
+    _words("P570", r"\bdie[ds]?\b|\bdeath\b|\bpass(?:ed|es)? away\b", "date"),
     _words("P1082", _POPULATION, "number"),
     _words(
         "P2044",
         r"sea level|\baltitude\b|\belevation\b|\bhigh(?:er|est)?(?:-lying)?\b|\blow(?:er|est)\b|\btall\w*"
+        r"|\bmet(?:re|er)s (?:up|above)\b"
         r"|\bsits? (?:higher|lower)\b|\blies lower\b",
         "number",
     ),
     _words(
         "P2046",
-        r"\barea\b|\bsquare\b|\bkm2\b|\bkm²|\bsize\b|\bbig\w*|\blarge\w*|\bsmall\w*|\bland\b|\bground\b"
+        r"\barea\b|\bsquare\b|\bkm2\b|\bkm²|\bsize\b|\bbig\w*|\blarge\w*|\bsmall\w*|\bland\b|\bground\b|\bspace\b"
         r"|\bterritory\b|\bcover\w*",
         "number",
     ),
     _words(
         "P571",
         r"\bfounded\b|\bfounding\b|\bc[oa]me into (?:being|existence)\b|\bset up\b|\bexist\w*|\bestablished\b"
-        r"|\bolde(?:r|st)\b|\bearlie(?:r|st)\b|\binception\b|\bbecame a state\b|\bcreated\b",
+        r"|\bolde(?:r|st)\b|\bearlie(?:r|st)\b|\byoung(?:er|est)\b|\binception\b|\bcreated\b|\bindependen(?:t|ce)\b"
+        r"|\bbec[oa]me (?:a (?:state|country|nation)|independent)\b",
         "date",
         "P569",
     ),
@@ -88,6 +100,10 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
 phrase for P17 because count questions are read by ``COUNT_PROPERTIES`` first."""
 
 DATE_PROPERTIES = frozenset({"P571", "P569", "P570", "P576"})
+PLACE_PROPERTIES = frozenset(
+    {"P17", "P131", "P30", "P36", "P47", "P150", "P1376", "P276", "P19", "P20", "P27"}
+)
+"""Properties whose values are places: a yes/no question's word may be read as a place only for these."""
 
 MAX_CUES = re.compile(
     r"\b(?:more|most|larger|largest|bigger|biggest|higher|highest|greater|greatest|taller|tallest|"
@@ -95,8 +111,8 @@ MAX_CUES = re.compile(
     re.I,
 )
 MIN_CUES = re.compile(
-    r"\b(?:fewer|fewest|smaller|smallest|lower|lowest|less|least|shorter|shortest|closest to sea level|"
-    r"lies lower)\b",
+    r"\b(?:fewer|fewest|smaller|smallest|lower|lowest|less|least|shorter|shortest|"
+    r"(?:clos|near)(?:er|est) to sea level|lies lower)\b",
     re.I,
 )
 EARLY_CUES = re.compile(r"\b(?:older|oldest|earlier|earliest|first|before)\b", re.I)
@@ -107,19 +123,30 @@ SUPERLATIVE_CUES = re.compile(
     re.I,
 )
 
-COUNT_START = re.compile(r"\bhow many\b|\bcount the\b|\bnumber of (?!people|inhabitants|residents)", re.I)
+COUNT_START = re.compile(
+    r"\bhow many\b|\bcount the\b|(?<!average )\bnumber of (?!people|inhabitants|residents|births|children)",
+    re.I,
+)
 """A count, unless what follows "how many" is the population's noun ("how many people")."""
 NOT_COUNTED = re.compile(
-    r"\bhow many (?:people|inhabitants|residents|folks|persons|children|square|metres|meters|km|feet)\b",
+    r"\bhow many (?:people|inhabitants|residents|folks|persons|human beings|children|square|metres|meters|km"
+    r"|feet|lived|live|living|dwell\w*|resided|reside)\b",
     re.I,
 )
 
-YES_NO_START = re.compile(r"^\s*(?:is|are|was|were|does|do|did|has|have|had|can)\b", re.I)
+YES_NO_START = re.compile(
+    r"^\s*(?:(?:in|by|as of|around|back in|at the end of)\s+[^,?]{1,40},\s*)?"
+    r"(?:is|are|was|were|does|do|did|has|have|had|can)\b",
+    re.I,
+)
+"""A yes/no question opens with an auxiliary, maybe after a short time clause ("In 1970, did …")."""
 
 THRESHOLD = re.compile(
     r"\b(?P<cmp>more than|over|above|greater than|larger than|bigger than|higher than|taller than|"
     r"at least|fewer than|less than|under|below|smaller than|lower than|before|after|earlier than|"
-    r"later than)\s+(?:the year\s+)?(?P<num>half a|\d[\d,]*(?:\.\d+)?)\s*"
+    r"later than)\s+(?:the year\s+)?(?P<num>half a|an?(?= (?:million|thousand|billion))|\d[\d,]*(?:\.\d+)?|"
+    + "|".join(NUMBER_WORDS[1:])
+    + r")\s*"
     r"(?P<scale>million|thousand|billion)?\s*(?P<unit>square kilomet(?:re|er)s?|square met(?:re|er)s?|"
     r"km2|km²|sq km|kilomet(?:re|er)s?|km|met(?:re|er)s?|m|feet|ft)?\b",
     re.I,
@@ -132,13 +159,22 @@ CHAIN_HOPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p, re.I), hop)
     for p, hop in (
         (r"\b(?:with|has|having) (?P<e>.+?) as (?:its|their) capital\b", "^capital"),
+        (r"\bthe (?:state|region|province|country|nation|land|territory|republic) (?:that is )?"
+         r"(?:governed|run|administered|ruled) from (?P<e>(?-i:[A-Z][\w\-]*(?: [A-Z][\w\-]*)*))", "^capital"),
         (r"\bwhose capital is (?P<e>.+?)(?=[?,.]|$| in \d)", "^capital"),
         (r"^(?P<e>.+?) is the capital of (?:which|what)\b", "^capital"),
         (r"\bthe capital(?: city)? of (?P<e>.+?)(?=[?,.]|$| in \d| founded| in square| by )", "capital"),
         (r"(?-i:(?P<e>[A-Z][\w\-]*(?: [A-Z][\w\-]*)*))(?:'s|\u2019s) capital\b", "capital"),
         (r"\bthe (?:home )?(?:country|nation)(?: that| which| where)? (?:the [a-z]+ )?(?P<e>.+?) "
          r"(?:is in|is located in|lies in|belongs to|stands|stands in|is part of|comes from|is from|"
-         r"is a citizen of|was a citizen of|was born in)\b", "country"),
+         r"is a citizen of|was a citizen of|was born in|rises|rises in|sits in|is situated in|"
+         r"holds citizenship of|has citizenship of|"
+         r"is an? (?:town|city|village|municipality|commune|place|region|state|part) (?:of|in))\b",
+         "country"),
+        (r"\bthe (?:home )?(?:country|nation) (?:where|in which) (?P<e>(?-i:[A-Z][\w\-]*(?: [A-Z][\w\-]*)*)) "
+         r"(?:rises|lies|stands|sits|is|was|is located|is situated)\b", "country"),
+        (r"(?-i:(?P<e>[A-Z][\w\-]*(?: [A-Z][\w\-]*)*))(?:'s|\u2019s) (?:home )?(?:country|nation)\b",
+         "country"),
         (r"\bthe (?:home )?(?:country|nation) of (?:the [a-z]+ )?(?P<e>.+?)(?=[?,.]|$| have| has| in \d)",
          "country"),
     )

@@ -15,7 +15,10 @@ from query.lexicon import (
     FUNCTION_WORDS,
     MONTH_GROUP,
     MONTH_NUMBERS,
+    NUMBER_WORDS,
     RECENT_WORDS,
+    SPOKEN_YEAR_LEADS,
+    TENS_WORDS,
     TIME_CUES,
 )
 from query.understand.tokens import Token
@@ -34,7 +37,52 @@ YEAR = re.compile(
     r"(?<![\w,.])(?P<year>1\d{3}|20\d{2})(?:\s*[\u2013\-/]\s*(?P<to>\d{2}|\d{4}))?(?![\w,]|\.\d)"
 )
 
+_UNIT = "|".join(NUMBER_WORDS[1:10])
+_TEEN = "|".join(NUMBER_WORDS[10:20])
+_TENS = "|".join(TENS_WORDS)
+_TWO_DIGITS = rf"(?:(?:{_TENS})(?:[- ](?:{_UNIT}))?|{_TEEN}|oh[- ](?:{_UNIT}))"
+SPOKEN_YEAR = re.compile(
+    rf"\b(?:(?P<century>{_TEEN}|twenty)[- ](?P<rest>{_TWO_DIGITS}|hundred)"
+    rf"|(?P<lead>\w+)(?: the year)? (?P<millennium>one|two) thousand"
+    rf"(?:(?: and)? (?P<small>{_TWO_DIGITS}|{_UNIT}))?)"
+    r"\b(?![- ](?:years?|people|inhabitants|residents|metres|meters|feet|square|km)\b)",
+    re.I,
+)
+"""A year in words: "nineteen sixty-five", "nineteen hundred", "twenty twelve", and "two thousand (and)
+ten" after a word a time follows ("in the year two thousand"); "nineteen countries" is a count, and
+"two thousand people" an amount."""
+
 Span = tuple[int, int]
+
+
+def _spoken_number(words: str) -> int:
+    """The value of "sixty-five", "oh five", "nineteen", "ten" (the pieces ``SPOKEN_YEAR`` matched)."""
+    total = 0
+    for word in re.split(r"[- ]", words.lower()):
+        if word in TENS_WORDS:
+            total += 10 * (TENS_WORDS.index(word) + 2)
+        elif word in NUMBER_WORDS:
+            total += NUMBER_WORDS.index(word)
+    return total
+
+
+def spoken_years(question: str) -> list[tuple[int, Span]]:
+    """The years a question says in words, in order, with the character span each was read from."""
+    found = []
+    for m in SPOKEN_YEAR.finditer(question):
+        if m.group("century"):
+            century = _spoken_number(m.group("century"))
+            rest = m.group("rest").lower()
+            year = century * 100 + (0 if rest == "hundred" else _spoken_number(rest))
+            span = (m.start(), m.end())
+        elif m.group("lead").lower() in SPOKEN_YEAR_LEADS:
+            year = _spoken_number(m.group("millennium")) * 1000 + _spoken_number(m.group("small") or "")
+            span = (m.start("millennium"), m.end())
+        else:
+            continue
+        if 1000 <= year <= 2099:
+            found.append((year, span))
+    return found
 
 
 def dates(question: str) -> tuple[list[str], list[Span]]:
@@ -64,7 +112,7 @@ def time_tokens(question: str, tokens: list[Token], date_spans: list[Span]) -> s
 
 def years(question: str, tokens: list[Token], date_spans: list[Span]) -> tuple[list[int], set[int]]:
     """Four-digit years 1000-2099, "2009-10" as two years; not numbers in names ("Reno 1868 FC") nor
-    counts ("1500 songs")."""
+    counts ("1500 songs"); then the years said in words ("in nineteen sixty-five")."""
     found: list[int] = []
     used: set[int] = set()
     by_start = {t.start: i for i, t in enumerate(tokens)}
@@ -96,6 +144,11 @@ def years(question: str, tokens: list[Token], date_spans: list[Span]) -> tuple[l
             if year < end <= year + 100:
                 found.append(end)
         used.update(j for j, t in enumerate(tokens) if m.start() <= t.start < m.end())
+    for year, (start, end) in spoken_years(question):
+        if any(s <= start < e for s, e in date_spans):
+            continue
+        found.append(year)
+        used.update(j for j, t in enumerate(tokens) if start <= t.start < end)
     return list(dict.fromkeys(found)), used
 
 

@@ -25,6 +25,7 @@ from query.modes.plans.operations import CannotExecute, Outcome, Subject
 from query.tabulate.entities import entity_name
 from query.understand.plan import RulePlanner, plan_entity, unknown_name
 from query.understand.plan_llm import LlmPlanner
+from query.understand.plan_words import PLACE_PROPERTIES
 from schemas.answers import StageTiming
 from schemas.query import LinkedMention, QueryResult, QuestionPlan
 
@@ -196,7 +197,9 @@ class PlanMode:
                 if text == mention or ((mention in text or text in mention) and len(text) > 2):
                     cand = plan_entity(link, self.settings.min_link_score)
                     if cand is not None:
-                        out[mention] = Subject(cand.entity_id, entity_name(cand.label))
+                        out[mention] = Subject(
+                            cand.entity_id, entity_name(cand.label), fuzzy=cand.match == "fuzzy"
+                        )
                         break
             if mention not in out and self.reads is not None and (found := self.reads.by_name_word(mention)):
                 out[mention] = Subject(found[0], entity_name(found[1]))  # "Hegel": a word of one label only
@@ -215,7 +218,9 @@ class PlanMode:
                 "yes" if ranked.entity_id == subjects[0].entity_id else "no", ranked.note, ranked.statements
             )
         value = subjects[1] if len(subjects) >= 2 else None
-        if value is None and c.value:
+        if value is None and c.value and set(props) & PLACE_PROPERTIES:
+            # a word read as a place ("Norwegian", "France") only where the property's values are places:
+            # "Is French an official language in Belgium?" does not ask about France
             found = self.reads.place(c.value, "P17")
             if found is not None:
                 plan.resolved[f"value:{c.value}"] = f"{found[0]} ({found[2]})"

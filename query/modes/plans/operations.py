@@ -36,6 +36,7 @@ class Outcome:
 class Subject:
     entity_id: str
     label: str
+    fuzzy: bool = False  # linked by a look-alike name ("English" → English Wikipedia), not its own
 
 
 def follow(reads: PlanReads, start: Subject, hop_properties: list[str]) -> Subject:
@@ -182,6 +183,15 @@ def membership(reads: PlanReads, subject: Subject, value: Subject, properties: l
     ]
     if not own:
         raise CannotExecute(f"neither {subject.label} nor {value.label} has a {' / '.join(props)} statement")
+    unnamed = [s for s in own if not s.value_item_label]
+    if unnamed and (subject.fuzzy or value.fuzzy):
+        # a look-alike was linked ("Is English an official language in Malta?": "English" → English
+        # Wikipedia; "French" read as France), and a value the index holds no name for may be the
+        # entity meant: no is not known
+        raise CannotExecute(
+            f"{len(unnamed)} of {own[0].subject_label or own[0].subject}'s {own[0].property} values have no "
+            f"name in the index, so that they do not link {subject.label} and {value.label} is not known"
+        )
     said = ", ".join(v.value_text(s) for s in own[:5])
     who = own[0].subject_label or own[0].subject
     return Outcome(

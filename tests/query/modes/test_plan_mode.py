@@ -198,3 +198,16 @@ def test_a_comparison_with_an_entity_the_index_lacks_is_refused_not_answered_wit
         result = engine.ask(question)  # the second read "Portugal" off loose text before
         assert result.unknown and result.mode == "kg-plan", question
         assert "'Porto' is no entity of the index" in (result.plan.outcome or ""), question
+
+
+def test_no_is_not_said_when_the_asked_value_may_be_one_the_index_cannot_name(dump, engine) -> None:
+    """Belgium's official languages are items outside the sample dumps (no label): whether French is one
+    of them is not known, so kg-plan must not say no; nor does kg-lookup answer a yes/no question with a
+    value it looked up."""
+    languages = {c["mainsnak"]["datavalue"]["value"]["id"] for c in dump["Q31"]["claims"]["P37"]}
+    assert languages and not languages & set(dump)  # none of them has an item in the dumps
+    result = engine.ask("Is French an official language in Belgium?")
+    assert result.answer != "no"
+    steps = {s.mode: s for s in result.route}
+    assert steps["kg-lookup"].outcome == "declined" and "yes/no" in steps["kg-lookup"].reason
+    assert steps["kg-plan"].outcome == "declined"

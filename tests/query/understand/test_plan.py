@@ -39,6 +39,17 @@ def plan(understander, planner, question: str):
         ("how many countries border it", "P47"),
         ("how many official languages", "P37"),
         ("what is its zip code", "P281"),
+        ("what is its head count", "P1082"),
+        ("how many human beings dwell there", "P1082"),
+        ("does it touch its neighbour", "P47"),
+        ("which takes up less space", "P2046"),
+        ("when did he pass away", "P570"),
+        ("where on the web can I read about it", "P856"),
+        ("how many metres up does it lie", "P2044"),
+        ("which languages have official status there", "P37"),
+        ("when did it become a country", "P571"),
+        ("how many boroughs has it got", "P150"),
+        ("who is younger", "P571"),
     ],
 )
 def test_everyday_words_map_to_properties(phrase: str, prop: str):
@@ -116,3 +127,54 @@ def test_planning_takes_milliseconds(understander, planner):
     for _ in range(20):
         planner.run(understanding)
     assert (time.perf_counter() - started) / 20 < 0.05  # a loose bound: rules, no model, no index read
+
+
+def test_a_comparison_without_or_is_still_a_comparison(understander, planner):
+    p = plan(understander, planner, "Chile versus Belgium: which one is home to more people?")
+    assert p.operation == "compare" and p.answer_kind == "entity" and p.constraints.pick == "max"
+    p = plan(understander, planner, "Of Chile and Belgium, which takes up less space?")
+    assert p.operation == "compare" and p.constraints.pick == "min"
+    assert p.resolved[f"relation:{p.relations[-1]}"].startswith("P2046")
+
+
+def test_a_yes_no_question_may_open_with_a_time(understander, planner):
+    p = plan(understander, planner, "In 1990, did Chile have more inhabitants than Belgium?")
+    assert p.operation == "yes_no" and p.answer_kind == "boolean"
+    assert (p.constraints.comparator, p.constraints.years) == (">", [1990])
+
+
+@pytest.mark.parametrize(
+    ("question", "threshold"),
+    [
+        ("Is Chile a country of over a million people?", 1e6),
+        ("Do women in Chile have more than two children on average?", 2.0),
+        ("Does Belgium have more than eleven million inhabitants?", 11e6),
+    ],
+)
+def test_a_threshold_may_be_said_in_words(understander, planner, question, threshold):
+    p = plan(understander, planner, question)
+    assert p.operation == "yes_no" and (p.constraints.comparator, p.constraints.threshold) == (">", threshold)
+
+
+def test_a_year_said_in_words_is_read_and_explained(understander, planner):
+    p = plan(understander, planner, "How many people lived in Chile in nineteen seventy?")
+    assert p.constraints.years == [1970] and p.unexplained == [] and p.confidence >= 0.8
+
+
+@pytest.mark.parametrize(
+    ("question", "relation", "entity"),
+    [
+        ("How large is Saarbrücken's country?", "country", "Saarbrücken"),
+        ("What is the population of the state governed from Saarbrücken?", "^capital", "Saarbrücken"),
+        ("How big is the country that Saarbrücken is a city of?", "country", "Saarbrücken"),
+        ("What is the area of the country where Saarbrücken lies?", "country", "Saarbrücken"),
+    ],
+)
+def test_chains_in_other_words(understander, planner, question, relation, entity):
+    p = plan(understander, planner, question)
+    assert p.relations[0] == relation and p.mentions[0] == entity, p
+
+
+def test_an_average_number_is_not_a_count(understander, planner):
+    p = plan(understander, planner, "What is the average number of births per woman in Chile?")
+    assert p.operation == "lookup" and p.resolved[f"relation:{p.relations[-1]}"] == "P4841"

@@ -85,3 +85,24 @@ def test_cues_inside_a_mention_do_not_count():
     last = next(i for i, t in enumerate(tokens) if t.text == "Last")
     cues, used = temporal.cues(tokens, {last})
     assert cues == ["before"] and last not in used
+
+
+@pytest.mark.parametrize(
+    ("question", "years"),
+    [
+        ("How many lived in Chile in nineteen eighty-two?", [1982]),
+        ("How many lived in Chile in nineteen eighty two?", [1982]),
+        ("Belgium's population in the year two thousand", [2000]),
+        ("What was it in two thousand and twelve?", [2012]),
+        ("Chile's census of twenty ten", [2010]),
+        ("Was it founded in eighteen hundred?", [1800]),
+        ("Two thousand people live there", []),  # an amount, not a year
+        ("Chile is split into nineteen regions", []),  # a count
+        ("It has twenty-five districts", []),
+    ],
+)
+def test_years_said_in_words_are_years(extractor, question, years):
+    intent = extractor.run(question)
+    assert intent.time.years == years
+    if years:  # the words of the year are a time, not the relation
+        assert "nineteen" not in (intent.relation or "") and "thousand" not in (intent.relation or "")
