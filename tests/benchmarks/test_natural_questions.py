@@ -124,9 +124,12 @@ def test_the_split_is_seeded_and_stratified(gold: ModuleType, records: dict[str,
 # --- golds read by hand from the raw JSON ----------------------------------------------------------
 
 
+def entity(qid: str) -> dict:
+    return raw_entities(WIKIDATA_ITEMS).get(qid) or raw_entities(WIKIDATA_API)[qid]
+
+
 def claims(qid: str, prop: str) -> list[dict]:
-    entity = raw_entities(WIKIDATA_ITEMS).get(qid) or raw_entities(WIKIDATA_API)[qid]
-    return entity["claims"][prop]
+    return entity(qid)["claims"][prop]
 
 
 def test_count_of_germanys_neighbours(records: dict[str, dict]) -> None:
@@ -202,13 +205,25 @@ def test_holdout_a_deprecated_language_is_not_counted(records: dict[str, dict]) 
     assert records["nq-265"]["answers"] == ["1", "one"]  # "How many official languages has Israel got?"
 
 
-def test_holdout_square_metres_against_square_kilometres(records: dict[str, dict]) -> None:
-    (giessen,) = claims("Q3874", "P2046")
-    (hanau,) = claims("Q3802", "P2046")
-    g, h = giessen["mainsnak"]["datavalue"]["value"], hanau["mainsnak"]["datavalue"]["value"]
-    assert g["amount"] == "+72560000" and g["unit"].endswith("/Q25343")  # 72.56 km² in square metres
-    assert h["amount"] == "+76.49" and h["unit"].endswith("/Q712226")  # km²: Hanau is the larger
-    assert records["nq-260"]["answers"] == ["Hanau"]  # read as raw numbers, Gießen would win
+@pytest.mark.parametrize(
+    ("qid", "fold", "in_m2", "m2", "in_km2", "km2"),
+    [
+        ("nq-260", "holdout", "Q3874", "+72560000", "Q3802", "+76.49"),  # Gießen against Hanau
+        ("nq-353", "fold3", "Q807", "+41370000", "Q952", "+42.68"),  # Lausanne against Reggiolo
+    ],
+)
+def test_square_metres_against_square_kilometres(
+    records: dict[str, dict], qid: str, fold: str, in_m2: str, m2: str, in_km2: str, km2: str
+) -> None:
+    """The larger in km² wins, though read as raw numbers the one given in square metres would."""
+    (metres,) = claims(in_m2, "P2046")
+    (kilometres,) = claims(in_km2, "P2046")
+    a, b = metres["mainsnak"]["datavalue"]["value"], kilometres["mainsnak"]["datavalue"]["value"]
+    assert a["amount"] == m2 and a["unit"].endswith("/Q25343")  # square metres
+    assert b["amount"] == km2 and b["unit"].endswith("/Q712226")  # square kilometres
+    assert float(km2) > float(m2) / 1e6
+    winner = entity(in_km2)["labels"]["en"]["value"]
+    assert records[qid]["fold"] == fold and records[qid]["answers"][0] == winner
 
 
 def test_holdout_a_census_year_and_a_year_between_censuses(records: dict[str, dict]) -> None:
@@ -221,16 +236,6 @@ def test_holdout_a_census_year_and_a_year_between_censuses(records: dict[str, di
     assert records["nq-222"]["answers"] == ["2,009,821", "2009821"]  # "How many Mississippians ... 1930?"
     assert "1905" not in dated and min(dated) == "1910"
     assert records["nq-307"]["answers"] == ["unknown"]
-
-
-def test_fold3_square_metres_against_square_kilometres(records: dict[str, dict]) -> None:
-    (lausanne,) = claims("Q807", "P2046")
-    (reggiolo,) = claims("Q952", "P2046")
-    la, re_ = lausanne["mainsnak"]["datavalue"]["value"], reggiolo["mainsnak"]["datavalue"]["value"]
-    assert la["amount"] == "+41370000" and la["unit"].endswith("/Q25343")  # 41.37 km² in square metres
-    assert re_["amount"] == "+42.68" and re_["unit"].endswith("/Q712226")  # km²: Reggiolo is the larger
-    assert records["nq-353"]["fold"] == "fold3"
-    assert records["nq-353"]["answers"] == ["Reggiolo"]  # read as raw numbers, Lausanne would win
 
 
 def test_fold3_ended_relations_are_not_counted(records: dict[str, dict]) -> None:
