@@ -184,8 +184,8 @@ class GraphStore:
         """Close the database (a writer checkpoints on close) and open it again with the same pool.
 
         What a COPY leaves behind outside the buffer pool stays with the open database until it closes:
-        loading the graph's nine tables into one open database took 1,551 MB of RSS at 300k entities
-        with a 512 MB pool, and grew with the graph; reopened after every COPY, 589 MB
+        loading the graph's nine tables into one open database peaked at 1,574 MB of RSS at 300k
+        entities with a 512 MB pool, growing table by table; reopened after every COPY, at 960 MB
         (benchmarks/results/scale/graph_memory.md). A reader opened elsewhere is unaffected: the
         database being built is not published until the build is done."""
         if self.read_only:

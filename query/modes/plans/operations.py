@@ -186,8 +186,7 @@ def membership(reads: PlanReads, subject: Subject, value: Subject, properties: l
     unnamed = [s for s in own if not s.value_item_label]
     if unnamed and (subject.fuzzy or value.fuzzy):
         # a look-alike was linked ("Is English an official language in Malta?": "English" → English
-        # Wikipedia; "French" read as France), and a value the index holds no name for may be the
-        # entity meant: no is not known
+        # Wikipedia), and a value the index holds no name for may be the entity meant: no is not known
         raise CannotExecute(
             f"{len(unnamed)} of {own[0].subject_label or own[0].subject}'s {own[0].property} values have no "
             f"name in the index, so that they do not link {subject.label} and {value.label} is not known"
