@@ -90,7 +90,7 @@ class CorpusManifest(BaseModel):
     )
 
 
-# Set in the parent before the pool forks, so workers inherit the compiled samples.
+# Set in the parent and, by the pool's initializer, in every spawned worker: spec and samples.
 _SHARED: dict[str, Any] = {}
 
 
@@ -177,19 +177,27 @@ def _item_summary(counts: ItemCounts) -> dict[str, Any]:
     }
 
 
+def _load_shared(spec: CorpusSpec) -> None:
+    """What every chunk renders from: the spec and the sample's item and page templates."""
+    _SHARED.update(
+        spec=spec, items=load_item_templates(WIKIDATA_SAMPLE), pages=load_page_templates(WIKIPEDIA_SAMPLE)
+    )
+
+
 def generate(spec: CorpusSpec, out_dir: Path, workers: int = 2) -> CorpusManifest:
     """Write the corpus of ``spec`` into ``out_dir`` (its manifest last, so a cut run is not reused)."""
     started = time.perf_counter()
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / MANIFEST).unlink(missing_ok=True)
-    _SHARED.update(
-        spec=spec, items=load_item_templates(WIKIDATA_SAMPLE), pages=load_page_templates(WIKIPEDIA_SAMPLE)
-    )
+    _load_shared(spec)
     items, pages = ItemCounts(histogram={}), PageCounts()
     wikidata_name, wikipedia_name = spec.file_names()
     dump = _SHARED["pages"]
     window = 2 * workers + 2
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
+    # spawned, not forked: a fork of a process with other threads (a test session's servers, a model) can
+    # inherit a lock one of them held and hang; each worker loads the small templates itself instead
+    spawn = multiprocessing.get_context("spawn")
+    with spawn.Pool(workers, initializer=_load_shared, initargs=(spec,)) as pool:
         files = {
             wikidata_name: _write(
                 out_dir / wikidata_name,
