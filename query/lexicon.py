@@ -9,6 +9,7 @@ from it, not written again. Month names come from ``schemas.calendar``, shared w
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from schemas.calendar import MONTH_NAMES, MONTH_NUMBERS
@@ -279,6 +280,23 @@ COUNT_WORDS = (*NUMBER_WORDS[2:], "once", "twice")
 """Words a prose answer counts with ("three", "twice"): "zero" and "one" say too little to be one."""
 TENS_WORDS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
 """``TENS_WORDS[n - 2]`` is 10 n."""
+
+
+def spoken_number(words: str) -> int | None:
+    """The value of a number said in words up to 99 ("six", "nineteen", "sixty-five", "oh five"); None
+    when a word of it is no number word."""
+    total, said = 0, False
+    for word in re.split(r"[- ]+", words.strip().lower()):
+        if word in TENS_WORDS:
+            total += 10 * (TENS_WORDS.index(word) + 2)
+        elif word in NUMBER_WORDS:
+            total += NUMBER_WORDS.index(word)
+        elif word not in ("oh", "and"):
+            return None
+        said = True
+    return total if said else None
+
+
 SPOKEN_NUMBER_WORDS = word_set(" ".join((*NUMBER_WORDS, *TENS_WORDS, "hundred", "thousand", "oh", "and")))
 """The words a year or a count is said in ("nineteen sixty-five", "two thousand and ten"): numbers, as
 digits are, never a relation or a name."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from query.lexicon import NUMBER_WORDS, SPOKEN_NUMBER_WORDS, word_set
+from query.lexicon import SPOKEN_NUMBER_WORDS, spoken_number, word_set
 from query.understand import plan_words as words
 from query.understand.properties import PropertyLabels, stem
 from query.understand.tokens import content_words
@@ -276,8 +276,8 @@ def _threshold_number(said: str) -> float:
         return 0.5
     if said in ("a", "an"):
         return 1.0
-    if said in NUMBER_WORDS:
-        return float(NUMBER_WORDS.index(said))
+    if (value := spoken_number(said)) is not None:
+        return float(value)
     return float(said.replace(",", ""))
 
 

@@ -20,6 +20,7 @@ from query.lexicon import (
     SPOKEN_YEAR_LEADS,
     TENS_WORDS,
     TIME_CUES,
+    spoken_number,
 )
 from query.understand.tokens import Token
 from schemas.query import TimeCue
@@ -55,28 +56,18 @@ ten" after a word a time follows ("in the year two thousand"); "nineteen countri
 Span = tuple[int, int]
 
 
-def _spoken_number(words: str) -> int:
-    """The value of "sixty-five", "oh five", "nineteen", "ten" (the pieces ``SPOKEN_YEAR`` matched)."""
-    total = 0
-    for word in re.split(r"[- ]", words.lower()):
-        if word in TENS_WORDS:
-            total += 10 * (TENS_WORDS.index(word) + 2)
-        elif word in NUMBER_WORDS:
-            total += NUMBER_WORDS.index(word)
-    return total
-
-
 def spoken_years(question: str) -> list[tuple[int, Span]]:
     """The years a question says in words, in order, with the character span each was read from."""
     found = []
     for m in SPOKEN_YEAR.finditer(question):
         if m.group("century"):
-            century = _spoken_number(m.group("century"))
+            century = spoken_number(m.group("century")) or 0
             rest = m.group("rest").lower()
-            year = century * 100 + (0 if rest == "hundred" else _spoken_number(rest))
+            year = century * 100 + (0 if rest == "hundred" else spoken_number(rest) or 0)
             span = (m.start(), m.end())
         elif m.group("lead").lower() in SPOKEN_YEAR_LEADS:
-            year = _spoken_number(m.group("millennium")) * 1000 + _spoken_number(m.group("small") or "")
+            thousands = spoken_number(m.group("millennium")) or 0
+            year = thousands * 1000 + (spoken_number(m.group("small") or "") or 0)
             span = (m.start("millennium"), m.end())
         else:
             continue

@@ -14,6 +14,7 @@ from query.lexicon import (
     NUMBER_WORDS,
     SEARCH_STOPWORDS,
     TYPE_NOUNS,
+    spoken_number,
 )
 from schemas.calendar import MONTH_NUMBERS
 
@@ -54,3 +55,14 @@ def test_no_noun_names_two_answer_types():
 def test_number_words_are_indexed_by_their_value():
     assert NUMBER_WORDS.index("zero") == 0 and NUMBER_WORDS.index("twelve") == 12
     assert len(NUMBER_WORDS) == 21
+
+
+@pytest.mark.parametrize(
+    ("said", "value"), [("six", 6), ("nineteen", 19), ("sixty-five", 65), ("sixty five", 65), ("oh five", 5)]
+)
+def test_a_number_said_in_words(said: str, value: int) -> None:
+    assert spoken_number(said) == value
+
+
+def test_a_word_that_is_no_number_is_none() -> None:
+    assert spoken_number("sixty apples") is None and spoken_number("") is None
