@@ -205,7 +205,9 @@ def _operation(question: str, names: _Names, rest: str) -> str:
     if words.COUNT_START.search(question) and not words.NOT_COUNTED.search(question):
         return "count"
     if ranked and re.search(
-        r"\bor\b|\bwhich of\b|\bout of\b|\bbetween\b|\bversus\b|\bvs\b|^\s*(?:of|among)\b", question, re.I
+        r"\bor\b|\bwhich\b|\bwho\b|\bout of\b|\bbetween\b|\bversus\b|\bvs\b|\bagainst\b|^\s*(?:of|among)\b",
+        question,
+        re.I,
     ):
         return "compare"
     if words.SUPERLATIVE_CUES.search(question) and _class_noun(question) is not None and named <= 1:

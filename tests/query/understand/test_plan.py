@@ -132,6 +132,8 @@ def test_planning_takes_milliseconds(understander, planner):
 def test_a_comparison_without_or_is_still_a_comparison(understander, planner):
     p = plan(understander, planner, "Chile versus Belgium: which one is home to more people?")
     assert p.operation == "compare" and p.answer_kind == "entity" and p.constraints.pick == "max"
+    p = plan(understander, planner, "Chile against Belgium: which nation has more residents?")
+    assert p.operation == "compare" and p.answer_kind == "entity"
     p = plan(understander, planner, "Of Chile and Belgium, which takes up less space?")
     assert p.operation == "compare" and p.constraints.pick == "min"
     assert p.resolved[f"relation:{p.relations[-1]}"].startswith("P2046")
