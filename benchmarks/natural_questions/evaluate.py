@@ -5,13 +5,15 @@ answer and the mode that gave it.
     python benchmarks/natural_questions/evaluate.py run --index .state/indexes --reader llm --fold report
     python benchmarks/natural_questions/evaluate.py run --index .state/indexes --fold holdout
     python benchmarks/natural_questions/evaluate.py run --index .state/indexes --fold fold3
+    python benchmarks/natural_questions/evaluate.py run --index .state/indexes --fold fold4
     python benchmarks/natural_questions/evaluate.py report
 
 ``run`` asks every question of the chosen folds through ``query.Engine.ask`` (the engine's default modes;
 the reader given) and appends one row per question to ``<out>/rows-<reader>.jsonl``, so an interrupted LLM
 run resumes where it stopped. ``report`` writes ``<out>/before.md`` and ``before.json`` from the rows there.
-``--fold all`` is tune and report; the holdout and fold3 folds are asked only when named (``--fold holdout``,
-``--fold fold3``), so that no run made while the engine is being changed looks at them by default.
+``--fold all`` is tune and report; the holdout, fold3 and fold4 folds are asked only when named (``--fold
+holdout``, ``--fold fold3``, ``--fold fold4``), so that no run made while the engine is being changed looks at
+them by default.
 
 Right or wrong, the same rule for every reader: the answer and each gold string are lower-cased and
 stripped of punctuation and thousands separators; equal strings match, and two numbers match when they
@@ -44,8 +46,8 @@ from benchmarks_common import machine  # noqa: E402
 QUESTIONS = HERE / "questions.jsonl"
 OUT = REPO / "benchmarks" / "results" / "natural_questions"
 KINDS = ("lookup", "lookup_year", "chain", "comparison", "count", "superlative", "yes_no", "unanswerable")
-FOLDS = ("tune", "report", "holdout", "fold3")
-SHARED_FOLDS = ("tune", "report")  # what --fold all asks: the holdout and fold3 folds only when named
+FOLDS = ("tune", "report", "holdout", "fold3", "fold4")
+SHARED_FOLDS = ("tune", "report")  # what --fold all asks: the holdout, fold3 and fold4 folds only when named
 NUMBER_TOLERANCE = 0.005
 UNIT_WORDS = {  # how an answer may name the gold's unit after its number
     "square kilometre": ("square kilometres", "square kilometers", "square kilometer", "km2", "km²", "sq km"),
@@ -144,7 +146,7 @@ def ask_all(args: argparse.Namespace) -> int:
 
 
 def selected(records: list[dict], fold: str) -> list[dict]:
-    """The records of one fold; "all" is tune and report, never holdout or fold3 (asked only by name)."""
+    """The records of one fold; "all" is tune and report, never the later folds (asked by name only)."""
     return [r for r in records if r["fold"] in (SHARED_FOLDS if fold == "all" else (fold,))]
 
 
@@ -272,7 +274,10 @@ def markdown(
 
 def reader_section(reader: str, table: dict, runs: dict, p50: float, sessions: list[dict]) -> list[str]:
     lines = [f"## Reader `{reader}`: exact match per kind (%, right/questions)", ""]
-    lines += ["| kind | tune | report | holdout | fold3 | all |", "|---|---:|---:|---:|---:|---:|"]
+    lines += [
+        "| kind | tune | report | holdout | fold3 | fold4 | all |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for kind in (*KINDS, "all"):
         cells = [_cell(table.get(kind, {}).get(f)) for f in (*FOLDS, "all")]
         lines.append(f"| {f'**{kind}**' if kind == 'all' else kind} | {' | '.join(cells)} |")

@@ -34,8 +34,8 @@ Rules the gold follows (the README says them in words):
   best-rank P17 (or P30 for a continent) names the place; members without a value are left out (and
   listed in the evidence);
 - the folds: a shuffle seeded with ``SEED`` within each kind, the first half "tune", the rest "report";
-  a source line that names its own ``fold`` (the "holdout", "fold3" and "fold4" questions, written later) keeps
-  it and stays out of the shuffle, so adding questions never moves an old one to another fold.
+  a source line that names its own ``fold`` (the "holdout", "fold3" and "fold4" questions, written later)
+  keeps it and stays out of the shuffle, so adding questions never moves an old one to another fold.
 """
 
 from __future__ import annotations
@@ -416,7 +416,8 @@ def gold_record(dump: Dump, record: dict) -> dict:
 def assign_folds(records: list[dict], seed: int = SEED) -> None:
     """Half of each kind "tune", the rest "report", by a shuffle seeded per kind (string seeds are
     stable across Python runs, unlike ``hash``). A record that already has its fold (from its source
-    line: the holdout, fold3 and fold4 questions) keeps it and is not shuffled, so the old split stays as it was."""
+    line: the holdout, fold3 and fold4 questions) keeps it and is not shuffled, so the old split stays as
+    it was."""
     split = [r for r in records if "fold" not in r]
     for kind in KINDS:
         ids = sorted(r["id"] for r in split if r["kind"] == kind)

@@ -67,25 +67,29 @@ def test_size_kinds_and_folds(records: dict[str, dict]) -> None:
     assert min(kinds.values()) >= 20, kinds
     for kind in KINDS:
         folds = Counter(r["fold"] for r in records.values() if r["kind"] == kind)
-        assert set(folds) == {"tune", "report", "holdout", "fold3"}, (kind, folds)
+        assert set(folds) == {"tune", "report", "holdout", "fold3", "fold4"}, (kind, folds)
         assert abs(folds["tune"] - folds["report"]) <= 1, (kind, folds)
         assert folds["holdout"] >= 10, (kind, folds)
         assert folds["fold3"] >= 13, (kind, folds)
+        assert folds["fold4"] == 13, (kind, folds)
     assert sum(r["fold"] == "holdout" for r in records.values()) >= 80
     assert sum(r["fold"] == "fold3" for r in records.values()) >= 104
+    assert sum(r["fold"] == "fold4" for r in records.values()) == 104
     assert len({r["question"].casefold() for r in records.values()}) == len(records)
 
 
 def test_the_holdout_fold_is_named_in_its_source_lines(gold: ModuleType, records: dict[str, dict]) -> None:
-    """The holdout and fold3 questions were written after the split: each source line says its fold, the
-    shuffle leaves them out, so the 207 older questions keep the folds they had."""
+    """The holdout, fold3 and fold4 questions were written after the split: each source line says its fold,
+    the shuffle leaves them out, so the 207 older questions keep the folds they had."""
     source = [json.loads(line) for line in gold.SOURCE.read_text(encoding="utf-8").splitlines()]
-    for fold in ("holdout", "fold3"):
+    for fold in ("holdout", "fold3", "fold4"):
         named = {r["id"] for r in source if r.get("fold") == fold}
         assert named == {i for i, r in records.items() if r["fold"] == fold}
-    assert not {r["id"] for r in source if r.get("fold") not in (None, "holdout", "fold3")}
+    assert not {r["id"] for r in source if r.get("fold") not in (None, "holdout", "fold3", "fold4")}
     fold3 = sorted(int(r["id"][3:]) for r in source if r.get("fold") == "fold3")
     assert fold3[0] == 314 and fold3 == list(range(314, 314 + len(fold3)))
+    fold4 = sorted(int(r["id"][3:]) for r in source if r.get("fold") == "fold4")
+    assert fold4 == list(range(418, 522))
     older = [r for r in source if "fold" not in r]
     assert len(older) == 207 and all(int(r["id"][3:]) <= 207 for r in older)
 
@@ -101,9 +105,9 @@ def test_answers_are_names_numbers_or_refusals_never_bare_ids(records: dict[str,
 
 
 def test_the_split_is_seeded_and_stratified(gold: ModuleType, records: dict[str, dict]) -> None:
-    named = ("holdout", "fold3")
+    named = ("holdout", "fold3", "fold4")
 
-    def unsplit() -> list[dict]:  # a fold the source line names (holdout, fold3) is kept, not shuffled
+    def unsplit() -> list[dict]:  # a fold the source line names (holdout, fold3, fold4) is kept, not shuffled
         shuffled = [{"id": r["id"], "kind": r["kind"], **({"fold": r["fold"]} if r["fold"] in named else {})}
                     for r in records.values()]  # fmt: skip
         random.Random(1).shuffle(shuffled)
@@ -246,6 +250,57 @@ def test_fold3_ended_relations_are_not_counted(records: dict[str, dict]) -> None
     assert len(records["nq-368"]["evidence"]["left_out_ended"]) == 8
 
 
+def test_fold4_neighbours_that_ended_are_not_counted(records: dict[str, dict]) -> None:
+    neighbours = claims("Q1049", "P47")  # Sudan
+    ended = [c for c in neighbours if "P582" in c.get("qualifiers", {})]
+    assert len(neighbours) == 11 and len(ended) == 3 and all(c["rank"] == "normal" for c in neighbours)
+    assert records["nq-477"]["fold"] == "fold4"
+    assert records["nq-477"]["answers"] == ["8", "eight"]  # "These days, how many countries border Sudan?"
+
+
+def test_fold4_least_area_with_one_area_in_square_metres(records: dict[str, dict]) -> None:
+    """Edmonton's 684,370,000 is square metres (684.37 km²): read raw, it would be the largest by far."""
+    areas = {q: claims(q, "P2046")[0]["mainsnak"]["datavalue"]["value"] for q in ("Q2096", "Q1297", "Q891")}
+    assert areas["Q2096"]["amount"] == "+684370000" and areas["Q2096"]["unit"].endswith("/Q25343")
+    assert areas["Q1297"]["amount"] == "+606.423602" and areas["Q1297"]["unit"].endswith("/Q712226")
+    assert areas["Q891"]["amount"] == "+410.6" and areas["Q891"]["unit"].endswith("/Q712226")
+    assert records["nq-463"]["answers"][0] == "Nizhny Novgorod"
+
+
+def test_fold4_a_deprecated_official_language_is_not_official(records: dict[str, dict]) -> None:
+    by_value = {c["mainsnak"]["datavalue"]["value"]["id"]: c for c in claims("Q801", "P37")}
+    assert by_value["Q13955"]["rank"] == "deprecated"  # Arabic
+    assert records["nq-507"]["answers"] == ["no"]  # "Is Arabic still an official language of Israel?"
+
+
+def test_fold4_earliest_written_record(records: dict[str, dict]) -> None:
+    def first_record(qid: str) -> str:
+        (record,) = claims(qid, "P1249")
+        return record["mainsnak"]["datavalue"]["value"]["time"]
+
+    assert first_record("Q2119").startswith("+0766")  # Mannheim
+    assert first_record("Q1711").startswith("+0993")  # Potsdam: older than all but Mannheim ...
+    (preferred,) = [c for c in claims("Q1711", "P31") if c["rank"] == "preferred"]
+    assert preferred["mainsnak"]["datavalue"]["value"]["id"] == "Q22865"  # ... and not of the city classes
+    assert records["nq-492"]["answers"] == ["Mannheim"]
+    assert first_record("Q2100").startswith("+1065") and first_record("Q1718").startswith("+1135")
+    assert records["nq-460"]["answers"] == ["Duisburg"]  # mentioned in writing before Düsseldorf
+
+
+def test_fold4_a_year_with_one_value_and_an_inverse_headquarters(records: dict[str, dict]) -> None:
+    def year(c: dict) -> str:
+        return c["qualifiers"]["P585"][0]["datavalue"]["value"]["time"][1:5]
+
+    users = [(year(c), c["mainsnak"]["datavalue"]["value"]) for c in claims("Q328", "P1833")]
+    assert [v["amount"] for y, v in users if y == "2017"] == ["+31331313"]
+    assert len({v["amount"] for y, v in users if y == "2016"}) == 2  # 2016 disagrees, so it is not asked
+    assert records["nq-433"]["answers"] == ["31,331,313", "31331313"]
+    (seat,) = claims("Q2756", "P159")  # Robur Siena's headquarters is Siena
+    assert seat["mainsnak"]["datavalue"]["value"]["id"] == "Q2751"
+    assert claims("Q2756", "P576")[0]["mainsnak"]["datavalue"]["value"]["time"].startswith("+2014")
+    assert records["nq-445"]["answers"] == ["2014"]
+
+
 def test_inverse_chain(records: dict[str, dict]) -> None:
     capitals = [c["mainsnak"]["datavalue"]["value"]["id"] for c in claims("Q1201", "P36")]
     assert capitals == ["Q1724"]  # Saarland's capital is Saarbrücken
@@ -325,12 +380,12 @@ def test_the_judge_matches_names_numbers_units_and_refusals() -> None:
 def test_the_evaluator_asks_the_holdout_fold_only_by_name(records: dict[str, dict]) -> None:
     evaluate = load_script(FOLDER / "evaluate.py")
     everything = list(records.values())
-    for fold in ("holdout", "fold3"):
+    for fold in ("holdout", "fold3", "fold4"):
         args = evaluate.arguments().parse_args(["run", "--index", "x", "--fold", fold])
         assert args.fold == fold
         asked = evaluate.selected(everything, fold)
         assert {r["id"] for r in asked} == {i for i, r in records.items() if r["fold"] == fold}
-    assert not [r for r in evaluate.selected(everything, "all") if r["fold"] in ("holdout", "fold3")]
+    assert not [r for r in evaluate.selected(everything, "all") if r["fold"] in ("holdout", "fold3", "fold4")]
     assert len(evaluate.selected(everything, "all")) == 207
     rows = [{"kind": "count", "fold": "holdout", "right": True},
             {"kind": "count", "fold": "holdout", "right": False},
@@ -340,5 +395,5 @@ def test_the_evaluator_asks_the_holdout_fold_only_by_name(records: dict[str, dic
     assert table["all"]["report"]["n"] == 1 and table["all"]["all"]["n"] == 3
     section = evaluate.reader_section("candidates", table, {"candidates": [{**r, "mode": "m", "ms": 1.0}
                                       for r in rows]}, 1.0, [])  # fmt: skip
-    assert "| kind | tune | report | holdout | fold3 | all |" in section
-    assert "| count | - | 100.0 (1/1) | 50.0 (1/2) | - | 66.7 (2/3) |" in section
+    assert "| kind | tune | report | holdout | fold3 | fold4 | all |" in section
+    assert "| count | - | 100.0 (1/1) | 50.0 (1/2) | - | - | 66.7 (2/3) |" in section
