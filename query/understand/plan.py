@@ -28,7 +28,6 @@ from schemas.query import EntityCandidate, LinkedMention, PlanConstraints, PlanS
 
 MIN_PROPERTY_SCORE = 0.8  # a property-table match read as the relation only when it is this close
 MIN_LINK_SCORE = 0.05
-EXACT_NAME_SCORE = 0.95  # the whole phrase is a property's label (1.0) or alias (0.95)
 
 __all__ = ["PropertyReading", "RulePlanner", "plan_entity", "property_for", "unknown_name"]
 
@@ -47,14 +46,7 @@ class PropertyReading:
 
 def property_for(phrase: str, properties: PropertyLabels | None = None) -> PropertyReading | None:
     """The property a relation phrase asks for: the first everyday phrase found in it, else the
-    property table's best label or alias when it matches closely. A phrase that is a property's whole
-    label or alias ("GDP per capita", "capital of": what the LLM planner writes) is that property, before
-    any everyday word in it ("GDP", "capital")."""
-    if properties is not None and phrase.strip():
-        exact = [m for m in properties.match(phrase, 1) if m.score >= EXACT_NAME_SCORE]
-        if exact:
-            kind = _KIND_OF_DATATYPE.get(properties.datatype(exact[0].property) or "", "text")
-            return PropertyReading(exact[0].property, exact[0].matched, "property table (its name)", kind)
+    property table's best label or alias when it matches closely."""
     for entry in words.PROPERTY_WORDS:
         if m := entry.pattern.search(phrase):
             return PropertyReading(entry.property, m.group(0), "everyday words", entry.kind, entry.fallbacks)

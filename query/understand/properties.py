@@ -143,6 +143,16 @@ class PropertyLabels:
         """The property's label and aliases: (name as written, is the label, its stemmed content words)."""
         return [(n.name, n.is_label, n.words) for n in self._names.get(property_id, [])]
 
+    def named(self, phrase: str) -> str | None:
+        """The property whose whole label (else whole alias) the phrase is, after normalization; the
+        older property when several share it."""
+        names = self._by_norm.get(normalize_mention(phrase), [])
+        for wanted in (True, False):
+            found = sorted({n.property for n in names if n.is_label == wanted}, key=_id_rank)
+            if found:
+                return found[0]
+        return None
+
     def match(self, phrase: str, k: int = 5, *, answer_type: AnswerType | None = None) -> list[PropertyMatch]:
         """Up to k properties the phrase may express, best first; [] when nothing matches."""
         if k < 1:
