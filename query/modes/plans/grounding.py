@@ -263,6 +263,9 @@ class Grounding:
         else:
             plan.relations.append(phrase)
         plan.resolved[f"relation:{phrase}"] = prop
+        if plan.operation == "count" and self.properties.datatype(prop) == "quantity":
+            plan.operation = "lookup"  # "how many masts": the quantity's value, not a count of statements
+            plan.notes.append(f"a count of {prop}, a quantity: read as its value")
         if plan.operation == "lookup":
             kinds = {"quantity": "number", "time": "date", "wikibase-item": "entity"}
             plan.answer_kind = kinds.get(self.properties.datatype(prop) or "", "text")  # type: ignore[assignment]
