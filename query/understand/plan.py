@@ -110,10 +110,7 @@ class RulePlanner:
     def run(self, understanding: Understanding) -> QuestionPlan:
         question = understanding.question
         names = _names(understanding)
-        years = list(understanding.intent.time.years) or [
-            int(m.group(1))
-            for m in re.finditer(r"\b(?:in|of|as of|year|since)\s+(1\d{3}|20\d{2})\b", question, re.I)
-        ]
+        years = list(understanding.intent.time.years) or _years(question, names)
         hop = None if words.YES_NO_START.match(question) else _hop(question)
         rest = question
         if hop is not None:
@@ -126,6 +123,10 @@ class RulePlanner:
         plan = QuestionPlan(operation=op, constraints=PlanConstraints(years=years), source="rules")
         plan.mentions = list(dict.fromkeys(names.linked + names.unlinked))
         reading = property_for(rest, self.properties)
+        if op == "count" and reading is not None and reading.kind == "number":
+            # "how many souls lived in X": the number is a quantity's value, not a count of statements
+            op = plan.operation = "lookup"
+            notes.append(f"a count of {reading.property}, a quantity: read as its value")
         if op == "superlative":
             plan.set = _class_set(question, names)
             if plan.set.place and plan.set.place in plan.mentions:
@@ -148,14 +149,41 @@ class RulePlanner:
         _constraints(plan, question, reading)
         if op == "yes_no" and plan.constraints.threshold is None and plan.constraints.comparator is None:
             plan.constraints.value = _membership_value(question, understanding, plan.mentions)
-        plan.answer_kind = _answer_kind(op, reading, hop)
         plan.unexplained = _unexplained(question, plan, reading, hop)
+        if (
+            op == "superlative"
+            and reading is None
+            and plan.unexplained
+            and (residue := property_for(" ".join(plan.unexplained), self.properties))
+        ):
+            # the relation is what the names, the class, the cues and the constraints leave ("surface");
+            # a plan with a subject is matched against the subject's own properties by the mode instead
+            reading = residue
+            plan.relations.append(reading.phrase.lower())
+            plan.resolved[f"relation:{reading.phrase.lower()}"] = ",".join(
+                (reading.property, *reading.fallbacks)
+            )
+            notes.append(
+                f"{reading.phrase!r} → {reading.property} ({reading.via}, from the words left unread)"
+            )
+            _constraints(plan, question, reading)
+            plan.unexplained = _unexplained(question, plan, reading, hop)
+        plan.answer_kind = _answer_kind(op, reading, hop)
         plan.confidence = _confidence(plan, names, reading, hop)
         plan.notes = notes
         return plan
 
 
 _HOP_OWN = {"capital": {"P36"}, "^capital": {"P36"}, "country": {"P17", "P27"}}
+
+
+def _years(question: str, names: _Names) -> list[int]:
+    """The years a question says in digits that the intent did not read ("according to the 2002
+    figures"): four-digit numbers from 1000 to 2099 outside the names."""
+    rest = re.sub(r"\([^)]*\)", " ", question)  # "(2019 video game)": a title's year, not a time
+    for name in names.linked + names.unlinked:
+        rest = rest.replace(name, " ")
+    return [int(y) for y in re.findall(r"(?<![\d,.])(1\d{3}|20\d{2})(?!\d)(?![,.]\d)", rest)]
 
 
 @dataclass(frozen=True)
@@ -204,10 +232,14 @@ def _operation(question: str, names: _Names, rest: str) -> str:
         return "yes_no"
     if words.COUNT_START.search(question) and not words.NOT_COUNTED.search(question):
         return "count"
-    if ranked and re.search(
-        r"\bor\b|\bwhich\b|\bwho\b|\bout of\b|\bbetween\b|\bversus\b|\bvs\b|\bagainst\b|^\s*(?:of|among)\b",
-        question,
-        re.I,
+    if ranked and (
+        len(names.linked) >= 2  # two or more named entities and a more/most word: rank them
+        or re.search(
+            r"\bor\b|\bwhich\b|\bwho\b|\bout of\b|\bbetween\b|\bversus\b|\bvs\b|\bagainst\b"
+            r"|^\s*(?:of|among)\b",
+            question,
+            re.I,
+        )
     ):
         return "compare"
     if words.SUPERLATIVE_CUES.search(question) and _class_noun(question) is not None and named <= 1:
@@ -236,9 +268,19 @@ def _class_set(question: str, names: _Names) -> PlanSet:
             place = question[lowered.index(adjective) : lowered.index(adjective) + len(adjective)]
             break
     if place is None:
-        m = re.search(r"\b(?:in|of) (?:the )?([A-Z][\w.\-]*(?: [A-Z][\w.\-]*)*)", question)
+        possessive = (
+            p
+            for p in re.finditer(r"\b([A-Z][\w\-]*(?: [A-Z][\w\-]*)*)(?:'s|\u2019s) [a-z]", question)
+            if p.group(1).lower() not in words.GENERIC  # "What's the …" is no place
+        )
+        m = re.search(r"\b(?:in|of) (?:the )?([A-Z][\w.\-]*(?: [A-Z][\w.\-]*)*)", question) or next(
+            possessive, None
+        )  # "in Germany", "Germany's municipalities"
         if m:
             place = m.group(1)
+            if place.endswith(".") and place.count(".") == 1:
+                place = place[:-1]  # the sentence's full stop, not an abbreviation's ("U.S.")
+            place = next((n for n in names.linked if n in place and n != place), place)  # "Among Germany"
     if place is None:
         for m in re.finditer(r"(?<![\w.])(U\.S\.|US|[A-Z][a-z]+(?:an|ish|ese|ch|ian))(?![\w.])", question):
             if m.start() > 0 and m.group(1).lower() not in words.GENERIC:

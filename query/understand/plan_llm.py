@@ -69,14 +69,28 @@ _EXAMPLES = [
       "comparator": ">", "threshold": 2000000}),
     ("How big is the nation that Belmont is part of?",
      {"operation": "lookup", "mentions": ["Belmont"], "relations": ["country", "area"]}),
+    ("What is the elevation of the town where Zorbel Ltd keeps its head office?",
+     {"operation": "lookup", "mentions": ["Zorbel Ltd"],
+      "relations": ["headquarters location", "elevation"]}),
+    ("In 1990, how many people lived in the nation that contains the province of Kestria?",
+     {"operation": "lookup", "mentions": ["Kestria"], "relations": ["country", "population"],
+      "years": [1990]}),
+    ("How many neighbours has the state whose capital is Verlo?",
+     {"operation": "count", "mentions": ["Verlo"], "relations": ["capital of", "shares border with"]}),
+    ("What is the GDP per capita of the land Ann Roe holds citizenship of?",
+     {"operation": "lookup", "mentions": ["Ann Roe"],
+      "relations": ["country of citizenship", "GDP per capita"]}),
+    ("What do we call the people of Freedonia?",
+     {"operation": "lookup", "mentions": ["Freedonia"], "relations": ["demonym"]}),
 ]  # fmt: skip
 
 SYSTEM_PROMPT = (
     "You read a question about places, countries, people and organisations into a JSON plan. "
     "Do not answer the question. Fields: operation (lookup, compare, count, superlative, filter, "
     "aggregate, yes_no); mentions: the names in the question, copied exactly, never a name the question "
-    "does not write; relations: short relation phrases in the order they are followed (a chain: the "
-    "first hop first, e.g. ['capital', 'population'] for the population of X's capital); class_noun and "
+    "does not write; relations: Wikidata property names in the order they are followed (a chain: "
+    "one per hop, the first hop first, e.g. ['capital', 'population'] for the population of X's capital; "
+    "'capital of' for the place X is the capital of); class_noun and "
     "place for a superlative over a kind of thing in a place; years asked; pick max or min for a "
     "comparison or superlative; comparator and threshold for a yes/no against a number.\n\nExamples:\n"
     + "\n".join(f"Q: {q}\nA: {json.dumps(a)}" for q, a in _EXAMPLES)
@@ -159,6 +173,8 @@ def _hop_or_property(phrase: str, properties: PropertyLabels | None) -> str | No
         return "P36"
     if lowered in ("country", "nation", "sovereign state"):
         return "P17,P27,P131"
+    if properties is not None and (named := properties.named(phrase)):
+        return named  # a property's whole label or alias ("GDP per capita", "capital of"): that property
     reading = property_for(phrase, properties)
     return ",".join((reading.property, *reading.fallbacks)) if reading else None
 

@@ -144,10 +144,11 @@ YES_NO_START = re.compile(
 THRESHOLD = re.compile(
     r"\b(?P<cmp>more than|over|above|greater than|larger than|bigger than|higher than|taller than|"
     r"at least|fewer than|less than|under|below|smaller than|lower than|before|after|earlier than|"
-    r"later than)\s+(?:the year\s+)?(?P<num>half a|an?(?= (?:million|thousand|billion))|\d[\d,]*(?:\.\d+)?|"
+    r"later than)\s+(?:the year\s+|the\s+)?"
+    r"(?P<num>half a|an?(?= (?:million|thousand|billion))|\d[\d,]*(?:\.\d+)?|"
     + "|".join(NUMBER_WORDS[1:])
     + r")\s*"
-    r"(?P<scale>million|thousand|billion)?\s*(?P<unit>square kilomet(?:re|er)s?|square met(?:re|er)s?|"
+    r"(?P<scale>million|thousand|billion)?[\s-]*(?P<unit>square kilomet(?:re|er)s?|square met(?:re|er)s?|"
     r"km2|km²|sq km|kilomet(?:re|er)s?|km|met(?:re|er)s?|m|feet|ft)?\b",
     re.I,
 )

@@ -100,6 +100,7 @@ class PropertyLabels:
         self._by_norm: dict[str, list[_Name]] = {}
         self._by_word: dict[str, list[_Name]] = {}
         self._by_label: dict[str, str] = {}
+        self._names: dict[str, list[_Name]] = {}
         for row in rows:
             pid = row["id"]
             self._properties[pid] = _Property(row["label"], row.get("datatype"), _id_rank(pid))
@@ -113,6 +114,7 @@ class PropertyLabels:
                     pid, row["label"], name, is_label, frozenset(stem(w) for w in content_words(name))
                 )
                 self._by_norm.setdefault(norm, []).append(entry)
+                self._names.setdefault(pid, []).append(entry)
                 for w in entry.words:
                     self._by_word.setdefault(w, []).append(entry)
 
@@ -136,6 +138,20 @@ class PropertyLabels:
     def datatype(self, property_id: str) -> str | None:
         prop = self._properties.get(property_id)
         return prop.datatype if prop else None
+
+    def names(self, property_id: str) -> list[tuple[str, bool, frozenset[str]]]:
+        """The property's label and aliases: (name as written, is the label, its stemmed content words)."""
+        return [(n.name, n.is_label, n.words) for n in self._names.get(property_id, [])]
+
+    def named(self, phrase: str) -> str | None:
+        """The property whose whole label (else whole alias) the phrase is, after normalization; the
+        older property when several share it."""
+        names = self._by_norm.get(normalize_mention(phrase), [])
+        for wanted in (True, False):
+            found = sorted({n.property for n in names if n.is_label == wanted}, key=_id_rank)
+            if found:
+                return found[0]
+        return None
 
     def match(self, phrase: str, k: int = 5, *, answer_type: AnswerType | None = None) -> list[PropertyMatch]:
         """Up to k properties the phrase may express, best first; [] when nothing matches."""

@@ -75,6 +75,10 @@ class PlanReads:
     def of(self, subject: str, properties: Sequence[str]) -> list[TypedStatement]:
         return self.statements.lookup([subject], list(properties))
 
+    def of_all(self, subject: str) -> list[TypedStatement]:
+        """Every statement of the subject: what a plan's relation words are matched against."""
+        return self.statements.lookup([subject])
+
     def known(self, entity_id: str) -> bool:
         """Whether the index holds any statement of the entity (a hop may land outside the dumps)."""
         return bool(self.statements.lookup([entity_id]))
@@ -99,10 +103,19 @@ class PlanReads:
     def class_ids(self, noun: str) -> list[str]:
         """Classes most of whose members' labels or descriptions say the noun or one of its synonyms."""
         wanted = plan_words.CLASS_SYNONYMS.get(noun, (noun,))
-        pattern = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in wanted) + r")s?\b", re.I)
+        # in a description, lower case only: a class noun is written so ("state of the United States");
+        # capitalized, the word is part of a name ("United States" says nothing of what Chicago is); in
+        # a label any case ("Murmansk Oblast")
+        alternatives = r"\b(?:" + "|".join(re.escape(w) for w in wanted) + r")s?\b"
+        in_label, in_description = re.compile(alternatives, re.I), re.compile(alternatives)
+
+        def says(text: str) -> bool:
+            label, _, description = text.partition("\x00")
+            return bool(in_label.search(label) or in_description.search(description))
+
         found = []
         for cid, texts in self._member_texts().items():
-            if texts and sum(bool(pattern.search(t)) for t in texts) / len(texts) >= MIN_CLASS_SHARE:
+            if texts and sum(says(t) for t in texts) / len(texts) >= MIN_CLASS_SHARE:
                 found.append(cid)
         return found
 
@@ -118,7 +131,7 @@ class PlanReads:
 
     def _text(self, entity_id: str) -> str:
         info = self.entities.get(entity_id)
-        return f"{info.label} {info.description or ''}" if info is not None else ""
+        return f"{info.label}\x00{info.description or ''}" if info is not None else ""
 
     def members(
         self, classes: list[str], place: str, place_property: str, limit: int

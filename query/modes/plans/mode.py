@@ -21,6 +21,7 @@ from query.modes.base import Declined, Understanding
 from query.modes.kg_lookup import EvidenceLookup, _fact
 from query.modes.plans import operations as ops
 from query.modes.plans.graph_reads import PlanReads
+from query.modes.plans.grounding import Grounding
 from query.modes.plans.operations import CannotExecute, Outcome, Subject
 from query.tabulate.entities import entity_name
 from query.understand.plan import RulePlanner, plan_entity, unknown_name
@@ -75,9 +76,30 @@ class PlanMode:
         return unknown_name(link) and not (self.in_text is not None and self.in_text(link.mention.text))
 
     def plan(self, understanding: Understanding) -> QuestionPlan:
-        """The rules' plan; made again by ``run`` after ``estimate`` (a millisecond), so the mode keeps
-        no state between calls."""
-        return self.planner.run(understanding)
+        """The rules' plan, grounded in its subject's statements (``grounding``); made again by ``run``
+        after ``estimate`` (milliseconds), so the mode keeps no state between calls."""
+        plan = self.planner.run(understanding)
+        self.ground(plan, understanding)
+        return plan
+
+    def ground_llm(self, plan: QuestionPlan, understanding: Understanding) -> None:
+        """The model's relation phrases held to the properties its subject (and each hop) holds."""
+        if self.reads is None or self.planner.properties is None or not plan.mentions:
+            return
+        if plan.operation in ("lookup", "count", "yes_no"):
+            subject = self.subjects(plan, understanding).get(plan.mentions[0])
+            if subject is not None:
+                Grounding(self.reads, self.planner.properties).ground_chain(plan, subject)
+        if plan.relations and all(plan.resolved.get(f"relation:{r}") for r in plan.relations):
+            plan.confidence = max(plan.confidence, 0.85)
+
+    def ground(self, plan: QuestionPlan, understanding: Understanding) -> None:
+        """The unread words matched against the properties the plan's subject holds (in place)."""
+        if self.reads is None or self.planner.properties is None or not plan.mentions:
+            return
+        subject = self.subjects(plan, understanding).get(plan.mentions[0])
+        if subject is not None:
+            Grounding(self.reads, self.planner.properties).ground(plan, understanding.question, subject)
 
     def estimate(self, understanding: Understanding) -> tuple[float, str]:
         if self.reads is None:
@@ -118,10 +140,21 @@ class PlanMode:
         if estimate <= 0.0:
             return Declined(self.name, why)
         plan = self.plan(understanding)
-        if plan.confidence < self.settings.min_confidence and self.llm_planner is not None:
-            plan = self.llm_planner.run(understanding.question, plan)
-            if plan.source != "llm" or plan.confidence < self.settings.min_confidence:
-                return Declined(self.name, f"{_summary(plan)}; {'; '.join(plan.notes[-2:])}")
+        unsure = plan.confidence < self.settings.min_confidence
+        if self.llm_planner is not None and (unsure or plan.unexplained):
+            # the rules leave content words unread or are unsure: the model reads the question, the code
+            # maps its phrases; the rules' plan stands where the model's is not fully mapped
+            rules = plan
+            plan = self.llm_planner.run(understanding.question, rules)
+            if plan.source == "llm":
+                self.ground_llm(plan, understanding)
+            mapped = plan.source == "llm" and all(plan.resolved.get(f"relation:{r}") for r in plan.relations)
+            if not (mapped and plan.confidence >= self.settings.min_confidence):
+                if unsure:
+                    return Declined(self.name, f"{_summary(plan)}; {'; '.join(plan.notes[-2:])}")
+                why = plan.notes[-1] if plan.source != "llm" else "its relations do not all map to properties"
+                plan = rules
+                plan.notes.append(f"the LLM plan was not used ({why}): the rules' reading")
         try:
             outcome = self.execute(plan, understanding)
         except CannotExecute as exc:

@@ -211,3 +211,70 @@ def test_no_is_not_said_when_the_asked_value_may_be_one_the_index_cannot_name(du
     steps = {s.mode: s for s in result.route}
     assert steps["kg-lookup"].outcome == "declined" and "yes/no" in steps["kg-lookup"].reason
     assert steps["kg-plan"].outcome == "declined"
+
+
+# -- grounding: the unread words read against the properties the subject holds (issue 35, fold3) -----
+
+
+def item(claim: dict) -> str:
+    return claim["mainsnak"]["datavalue"]["value"]["id"]
+
+
+def ongoing_items(entity: dict, prop: str) -> set[str]:
+    return {item(c) for c in best(entity, prop) if "P582" not in c.get("qualifiers", {})}
+
+
+@pytest.mark.parametrize(
+    ("question", "subject", "prop"),
+    [
+        ("For how many employers has Dick Swaab worked?", "Q2682716", "P108"),  # P108's label
+        ("How many licences does Wikidata's content come under?", "Q2013", "P275"),  # an alias, "licence"
+        ("With how many countries does Israel keep diplomatic relations?", "Q801", "P530"),
+    ],
+)
+def test_a_count_reads_a_property_the_subject_holds_by_its_name(engine, dump, question, subject, prop):
+    result = engine.ask(question)
+    assert result.mode == "kg-plan", result.route
+    assert result.answer == str(len(ongoing_items(dump[subject], prop))), result.route
+    assert result.plan is not None and prop in result.plan.resolved.values()
+    assert any("own property" in note for note in result.plan.notes)
+
+
+def test_a_hop_is_read_from_the_subjects_own_item_property(engine, dump):
+    """P159 (headquarters location) is in no everyday word list: the club holds it, "headquarters"
+    names it, and the club has no population of its own, so it is a hop."""
+    result = engine.ask("How many people live in the city that hosts the headquarters of Robur Siena?")
+    seat = item(best(dump["Q2756"], "P159")[0])
+    assert result.mode == "kg-plan", result.route
+    assert Decimal(result.answer.replace(",", "")) == amount(current(dump[seat], "P1082"))
+    assert result.plan is not None and result.plan.resolved.get("relation:headquarters") == "P159"
+
+
+def test_a_hop_the_subject_does_not_need_is_taken_when_the_question_names_what_it_reaches(engine, dump):
+    """Saarland has an area of its own; "that country's" says the area asked is its country's."""
+    result = engine.ask("Saarland belongs to a country. How large is that country's area?")
+    country = item(best(dump["Q1201"], "P17")[0])
+    assert result.mode == "kg-plan", result.route
+    assert Decimal(result.answer.replace(",", "")) == amount(current(dump[country], "P2046"))
+
+
+def test_a_hop_that_leaves_the_index_is_refused(engine, dump):
+    country = item(best(dump["Q1977"], "P17")[0])
+    assert country not in dump  # the sample holds Rivolet, not its country
+    result = engine.ask("Rivolet is in a country; how many people does that country have?")
+    assert result.unknown and result.mode == "kg-plan", result.route
+    assert "holds no statements" in (result.plan.outcome or "")
+
+
+def test_a_count_of_a_quantity_is_its_value(engine, dump):
+    result = engine.ask("How many souls live in Bonn?")
+    assert result.mode in ("kg-plan", "kg-lookup"), result.route
+    assert Decimal(result.answer.replace(",", "")) == amount(current(dump["Q586"], "P1082"))
+
+
+def test_a_unit_word_names_the_one_quantity_in_that_unit(engine, dump):
+    """No property word at all: "metre" is the unit of Rennes' elevation and of nothing else it holds."""
+    elevation = amount(current(dump["Q647"], "P2044"), METRE)
+    result = engine.ask("Does Rennes sit above the 50-metre line?")
+    assert result.mode == "kg-plan", result.route
+    assert result.answer == ("yes" if elevation > 50 else "no")
