@@ -108,17 +108,24 @@ def raw_tantivy(texts: list[str], out: Path) -> None:
 
 
 def raw_kuzu_copy(work: Path, db: Path) -> int:
-    """COPY the graph's own edge files into a bare database with the same schema: the engine's speed."""
-    from index.graph import NODE_TABLES, REL_TABLES, SCHEMA
+    """COPY the graph's own edge files into a bare database with the same schema: the engine's speed.
+    The files are first cut to the columns each COPY loads (untimed), so the COPYs timed are Kùzu's
+    alone."""
+    from index.graph import COPY_COLUMNS, NODE_TABLES, REL_TABLES, SCHEMA
 
+    raw = work / "raw-copy"
+    raw.mkdir(exist_ok=True)
+    for name in (*NODE_TABLES, *REL_TABLES):
+        table = pq.read_table(work / f"{name}.parquet", columns=list(COPY_COLUMNS[name]))
+        pq.write_table(table, raw / f"{name}.parquet")
     with GraphStore.create(db) as store:
         store.ddl(SCHEMA)
         for name in NODE_TABLES:
-            store.copy_from(name, work / f"{name}.parquet")
+            store.copy_from(name, raw / f"{name}.parquet")
         start = time.perf_counter()
         for name in REL_TABLES:
-            if pq.ParquetFile(work / f"{name}.parquet").metadata.num_rows:
-                store.copy_from(name, work / f"{name}.parquet")
+            if pq.ParquetFile(raw / f"{name}.parquet").metadata.num_rows:
+                store.copy_from(name, raw / f"{name}.parquet")
         seconds = time.perf_counter() - start
         edges = sum(store.count(n) for n in REL_TABLES)
     return edges / seconds

@@ -10,6 +10,7 @@ tables as Parquet files, loaded with Kùzu's ``COPY``).
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
@@ -20,19 +21,25 @@ from index.kuzu_store import GraphStore
 
 NODE_TABLES = ("Entity", "Page", "Evidence", "Statement")
 REL_TABLES = ("FACT", "LINKS_TO", "ABOUT", "MENTIONS", "IN_PAGE")
+# Every node table's primary key is an INT64 ``key``; the Wikidata id, page title or evidence id is a
+# property beside it. Kùzu builds a hash index over a table's primary key during its COPY and looks both
+# ends of every rel row up in it: with STRING keys the Entity COPY at 1M entities added 565 MB of RSS
+# and MENTIONS' 1,051 MB, growing with the nodes; 2.86M keys in one node COPY took +671 MB / 22.6 s as
+# STRING and +210 MB / 2.8 s as INT64 (benchmarks/results/scale/graph_memory.md).
 SCHEMA = (
-    "CREATE NODE TABLE Entity(id STRING PRIMARY KEY, label STRING, description STRING, "
+    "CREATE NODE TABLE Entity(key INT64 PRIMARY KEY, id STRING, label STRING, description STRING, "
     "page_title STRING, popularity DOUBLE)",
-    "CREATE NODE TABLE Page(title STRING PRIMARY KEY, page_id INT64, ingested BOOLEAN)",
+    "CREATE NODE TABLE Page(key INT64 PRIMARY KEY, title STRING, page_id INT64, ingested BOOLEAN)",
     # no title or text: no graph query reads them (the evidence Parquet and BM25 hold them), and at full
-    # size they would be ~a third of the graph's bytes (benchmarks/results/scale/kuzu_pool.md)
-    "CREATE NODE TABLE Evidence(id STRING PRIMARY KEY, source_type STRING, lead BOOLEAN)",
+    # size they would be ~a third of the graph's bytes (benchmarks/results/scale/kuzu_pool.md); the key
+    # is the row's position in the deduplicated evidence (``pos``), unique by construction
+    "CREATE NODE TABLE Evidence(key INT64 PRIMARY KEY, id STRING, source_type STRING, lead BOOLEAN)",
     # what a FACT edge says beyond its ends and property, one node per edge (``FACT.statement`` is its
-    # id): Kùzu rewrites a rel node group's adjacency lists whole, every column of every edge, and the
+    # key): Kùzu rewrites a rel node group's adjacency lists whole, every column of every edge, and the
     # objects of a property (a class, a country) gather into few node groups, so a wide FACT needed a
     # buffer pool that grew with all the statements; a node table is written a node group at a time
-    "CREATE NODE TABLE Statement(id INT64 PRIMARY KEY, property STRING, label STRING, statement_id STRING, "
-    "rank STRING, qualifiers STRING, evidence_id STRING)",
+    "CREATE NODE TABLE Statement(key INT64 PRIMARY KEY, property STRING, label STRING, "
+    "statement_id STRING, rank STRING, qualifiers STRING, evidence_id STRING)",
     "CREATE REL TABLE FACT(FROM Entity TO Entity, property STRING, statement INT64)",
     "CREATE REL TABLE LINKS_TO(FROM Page TO Page, source_kind STRING, relation STRING, anchor STRING, "
     "source_index INT32, row_index INT32)",
@@ -40,6 +47,30 @@ SCHEMA = (
     "CREATE REL TABLE MENTIONS(FROM Evidence TO Entity, role STRING)",
     "CREATE REL TABLE IN_PAGE(FROM Evidence TO Page)",
 )
+COPY_COLUMNS: dict[str, tuple[str, ...]] = {
+    "Entity": ("key", "id", "label", "description", "page_title", "popularity"),
+    "Page": ("key", "title", "page_id", "ingested"),
+    "Evidence": ("key", "id", "source_type", "lead"),
+    "Statement": ("key", "property", "label", "statement_id", "rank", "qualifiers", "evidence_id"),
+    "FACT": ("from_key", "to_key", "property", "statement"),
+    "LINKS_TO": ("from_key", "to_key", "source_kind", "relation", "anchor", "source_index", "row_index"),
+    "ABOUT": ("from_key", "to_key"),
+    "MENTIONS": ("from_key", "to_key", "role"),
+    "IN_PAGE": ("from_key", "to_key"),
+}
+"""The columns of each table's Parquet file that its COPY loads, in the schema's order. A rel file also
+holds its ends as ids or titles (``from``, ``to``): later tables of the build are made from them."""
+
+NODE_KEY_SQL = "CREATE OR REPLACE TEMP MACRO node_key(x) AS (md5_number_lower(x) >> 1)::BIGINT"
+"""DuckDB's ``node_key``: the same number ``node_key`` computes in Python (a test holds them equal)."""
+
+
+def node_key(text: str) -> int:
+    """The INT64 primary key of the Entity with this id or the Page with this title: 63 bits of its
+    MD5, so the build (DuckDB's ``md5_number_lower``, ``NODE_KEY_SQL``) and a reader (here) compute it
+    apart. Two of 100M keys share one with probability ~5e-4; the COPY then fails on the duplicate key
+    (``index.kuzu_store.GraphStore.copy_from`` names it) rather than merge two nodes."""
+    return int.from_bytes(hashlib.md5(text.encode("utf-8")).digest()[8:], "little") >> 1
 
 
 class GraphStats(BaseModel):
@@ -87,7 +118,7 @@ _FACT_RETURN = (
     "o.label AS object_label, f.statement AS statement ORDER BY f.property, o.id, s.id LIMIT $limit"
 )
 STATEMENTS_CYPHER = (
-    "MATCH (t:Statement) WHERE t.id IN $ids RETURN t.id AS id, t.label AS label, "
+    "MATCH (t:Statement) WHERE t.key IN $ids RETURN t.key AS id, t.label AS label, "
     "t.statement_id AS statement_id, t.rank AS rank, t.qualifiers AS qualifiers, t.evidence_id AS evidence_id"
 )
 """What the FACT edges found say beyond their ends: their ``Statement`` nodes, by primary key."""
@@ -115,7 +146,7 @@ MEMBERS_IN_PLACE_CYPHER = (
 located in): the question plan's superlative set. Fixed text, every value a parameter. No FACT edge is
 a deprecated statement (the build leaves them out), so none is filtered here."""
 SUBJECTS_OF_CYPHER = (
-    "MATCH (s:Entity)-[f:FACT]->(o:Entity) WHERE o.id = $id AND f.property = $property "
+    "MATCH (s:Entity)-[f:FACT]->(o:Entity) WHERE o.key = $key AND f.property = $property "
     "RETURN DISTINCT s.id AS id, s.label AS label ORDER BY id LIMIT $limit"
 )
 """A property followed backwards: the entities whose ``property`` names ``id`` (which state has X as its
@@ -129,14 +160,14 @@ LINK_RELATIONS_CYPHER = (
 )
 EGO_FACTS_CYPHER = (
     "MATCH (x:Entity)-[f:FACT]->(y:Entity) "
-    "WHERE x.id IN $ids AND ($any_relation OR f.property IN $relations) AND y.id <> x.id "
+    "WHERE x.key = $key AND ($any_relation OR f.property IN $relations) AND y.key <> x.key "
     "RETURN x.id AS source, f.property AS relation, y.id AS target, y.label AS target_label, "
     "f.statement AS statement ORDER BY x.id, f.property, y.id LIMIT $limit"
 )
 EGO_LINKS_CYPHER = (
     "MATCH (x:Entity)<-[:ABOUT]-(p:Page)-[l:LINKS_TO]->(q:Page)-[:ABOUT]->(y:Entity) "
-    "WHERE x.id IN $ids AND l.relation IS NOT NULL AND ($any_relation OR l.relation IN $relations) "
-    "AND y.id <> x.id "
+    "WHERE x.key = $key AND l.relation IS NOT NULL AND ($any_relation OR l.relation IN $relations) "
+    "AND y.key <> x.key "
     "RETURN x.id AS source, l.relation AS relation, l.relation AS label, y.id AS target, "
     "y.label AS target_label, l.source_kind AS kind, l.source_index AS source_index, "
     "l.row_index AS row_index "
@@ -146,7 +177,7 @@ EGO_LINKS_CYPHER = (
 property (FACT) and page links by column header or infobox key (LINKS_TO). Fixed text; the entities and
 relations are parameters, never spliced in."""
 PAGE_EVIDENCE_CYPHER = (
-    "MATCH (e:Evidence)-[:IN_PAGE]->(p:Page)-[:ABOUT]->(x:Entity) WHERE x.id IN $ids "
+    "MATCH (e:Evidence)-[:IN_PAGE]->(p:Page)-[:ABOUT]->(x:Entity) WHERE x.key IN $keys "
     "RETURN x.id AS entity_id, e.id AS id ORDER BY x.id, e.id LIMIT $limit"
 )
 
@@ -195,14 +226,14 @@ class GraphIndex:
     def facts(self, entity_id: str, limit: int = 50) -> list[Fact]:
         """One-hop item facts: those the entity is subject of first, then those pointing at it."""
         out = self.query(
-            f"MATCH (s:Entity)-[f:FACT]->(o:Entity) WHERE s.id = $id {_FACT_RETURN}",
-            {"id": entity_id, "limit": limit},
+            f"MATCH (s:Entity)-[f:FACT]->(o:Entity) WHERE s.key = $key {_FACT_RETURN}",
+            {"key": node_key(entity_id), "limit": limit},
         )
         into = []
         if len(out) < limit:
             into = self.query(
-                f"MATCH (s:Entity)-[f:FACT]->(o:Entity) WHERE o.id = $id {_FACT_RETURN}",
-                {"id": entity_id, "limit": limit - len(out)},
+                f"MATCH (s:Entity)-[f:FACT]->(o:Entity) WHERE o.key = $key {_FACT_RETURN}",
+                {"key": node_key(entity_id), "limit": limit - len(out)},
             )
         said = self.statements([row["statement"] for row in [*out, *into]])
         facts = []
@@ -222,10 +253,10 @@ class GraphIndex:
     def evidence_for_entity(self, entity_id: str, limit: int = 50) -> list[str]:
         """Evidence ids mentioning the entity (literal statements too): its own statements and page first."""
         rows = self.query(
-            "MATCH (e:Evidence)-[m:MENTIONS]->(x:Entity) WHERE x.id = $id RETURN e.id AS id "
+            "MATCH (e:Evidence)-[m:MENTIONS]->(x:Entity) WHERE x.key = $key RETURN e.id AS id "
             "ORDER BY CASE m.role WHEN 'subject' THEN 0 WHEN 'page' THEN 1 WHEN 'object' THEN 2 ELSE 3 END, "
             "e.id LIMIT $limit",
-            {"id": entity_id, "limit": limit},
+            {"key": node_key(entity_id), "limit": limit},
         )
         return [row["id"] for row in rows]
 
@@ -237,9 +268,9 @@ class GraphIndex:
         if not entity_ids:
             return []
         rows = self.query(
-            "MATCH (e:Evidence)-[m:MENTIONS]->(x:Entity) WHERE x.id IN $ids AND m.role = 'page' AND e.lead "
+            "MATCH (e:Evidence)-[m:MENTIONS]->(x:Entity) WHERE x.key IN $keys AND m.role = 'page' AND e.lead "
             "RETURN x.id AS entity_id, e.id AS id",
-            {"ids": list(entity_ids)},
+            {"keys": [node_key(i) for i in dict.fromkeys(entity_ids)]},
         )
         return [(row["entity_id"], row["id"]) for row in rows]
 
@@ -258,12 +289,12 @@ class GraphIndex:
     ) -> list[PageLink]:
         """Pages the page links to, optionally only from tables/infoboxes/passages or one column or key."""
         rows = self.query(
-            "MATCH (p:Page)-[l:LINKS_TO]->(q:Page) WHERE p.title = $title "
+            "MATCH (p:Page)-[l:LINKS_TO]->(q:Page) WHERE p.key = $key "
             "AND ($kind IS NULL OR l.source_kind = $kind) AND ($relation IS NULL OR l.relation = $relation) "
             "RETURN q.title AS title, l.source_kind AS source_kind, l.relation AS relation, "
             "l.anchor AS anchor, l.source_index AS source_index, l.row_index AS row_index "
             "ORDER BY l.source_kind, l.source_index, l.row_index, q.title LIMIT $limit",
-            {"title": title, "kind": source_kind, "relation": relation, "limit": limit},
+            {"key": node_key(title), "kind": source_kind, "relation": relation, "limit": limit},
         )
         return [PageLink(**row) for row in rows]
 
@@ -272,14 +303,14 @@ class GraphIndex:
         rows mention and on to their pages, or straight along its table links."""
         via_evidence = self.query(
             "MATCH (p:Page)<-[:IN_PAGE]-(e:Evidence)-[m:MENTIONS]->(:Entity)<-[:ABOUT]-(q:Page) "
-            "WHERE p.title = $title AND e.source_type = $kind AND m.role = $role "
+            "WHERE p.key = $key AND e.source_type = $kind AND m.role = $role "
             "RETURN DISTINCT q.title AS title",
-            {"title": title, "kind": "table", "role": "link"},
+            {"key": node_key(title), "kind": "table", "role": "link"},
         )
         via_links = self.query(
-            "MATCH (p:Page)-[l:LINKS_TO]->(q:Page) WHERE p.title = $title AND l.source_kind = $kind "
+            "MATCH (p:Page)-[l:LINKS_TO]->(q:Page) WHERE p.key = $key AND l.source_kind = $kind "
             "RETURN DISTINCT q.title AS title",
-            {"title": title, "kind": "table"},
+            {"key": node_key(title), "kind": "table"},
         )
         return sorted({row["title"] for row in via_evidence + via_links})[:limit]
 
@@ -318,7 +349,8 @@ class GraphIndex:
 
     def subjects_of(self, entity_id: str, property: str, limit: int = 50) -> list[tuple[str, str | None]]:
         """(id, label) of the entities whose ``property`` statement (not deprecated) names ``entity_id``."""
-        rows = self.query(SUBJECTS_OF_CYPHER, {"id": entity_id, "property": property, "limit": limit})
+        params = {"key": node_key(entity_id), "property": property, "limit": limit}
+        rows = self.query(SUBJECTS_OF_CYPHER, params)
         return [(row["id"], row["label"]) for row in rows]
 
     def relations(self) -> list[RelationCount]:
@@ -345,7 +377,7 @@ class GraphIndex:
         capped = False
         for entity_id in dict.fromkeys(entity_ids):  # the cap is per entity: one hub must not starve another
             params = {
-                "ids": [entity_id],
+                "key": node_key(entity_id),
                 "any_relation": relations is None,
                 "relations": list(relations or [""]),
                 "limit": limit + 1,
@@ -366,7 +398,8 @@ class GraphIndex:
         fields — a topic entity's documents."""
         if not entity_ids:
             return []
-        rows = self.query(PAGE_EVIDENCE_CYPHER, {"ids": list(entity_ids), "limit": limit})
+        keys = [node_key(entity_id) for entity_id in dict.fromkeys(entity_ids)]
+        rows = self.query(PAGE_EVIDENCE_CYPHER, {"keys": keys, "limit": limit})
         return [(row["entity_id"], row["id"]) for row in rows]
 
     def close(self) -> None:

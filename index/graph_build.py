@@ -19,7 +19,6 @@ for every endpoint that was not ingested.
 
 from __future__ import annotations
 
-import gc
 import os
 import resource
 import time
@@ -31,7 +30,8 @@ import pyarrow.parquet as pq
 
 from index.duck import MemoryBudget, connect, read_sql, run, scalar, sql_path
 from index.evidence_reader import EvidenceReader
-from index.graph import NODE_TABLES, REL_TABLES, SCHEMA, GraphStats
+from index.graph import COPY_COLUMNS, NODE_KEY_SQL, NODE_TABLES, REL_TABLES, SCHEMA, GraphStats
+from index.heap import release_heap
 from index.kuzu_store import NODE_GROUP_ROWS, GraphStore
 from index.lexicon import table_files
 from index.names import ENTITIES, PROPERTIES, TITLES, NameStore
@@ -195,7 +195,8 @@ def _edge_queries(tables: GraphTables) -> dict[str, str]:
             LEFT JOIN ({kg}) k ON k.statement_id = s.statement_id
             WHERE s.rank <> 'deprecated' ORDER BY s.pos""",
         "LINKS_TO": f"""
-            SELECT "from", "to", source_kind, relation, anchor, source_index, row_index FROM (
+            SELECT node_key("from") AS from_key, node_key("to") AS to_key, source_kind, relation, anchor,
+                   source_index, row_index, "from", "to" FROM (
                 SELECT l.source_title AS "from",
                        CASE WHEN {article.format(t="l.target_title")} AND {article.format(t=resolved)}
                             THEN {resolved} END AS "to",
@@ -204,7 +205,8 @@ def _edge_queries(tables: GraphTables) -> dict[str, str]:
                 FROM {r["links"]} l LEFT JOIN {r["titles"]} t ON t.title = l.target_title
             ) WHERE "to" IS NOT NULL ORDER BY pos""",
         "IN_PAGE": f"""
-            SELECT e.evidence_id AS "from", coalesce(t.resolved, e.page_title) AS "to"
+            SELECT e.pos AS from_key, node_key(coalesce(t.resolved, e.page_title)) AS to_key,
+                   coalesce(t.resolved, e.page_title) AS "to"
             FROM {r["evidence"]} e LEFT JOIN {r["titles"]} t ON t.title = e.page_title
             WHERE e.page_title IS NOT NULL ORDER BY e.pos""",
     }
@@ -217,13 +219,14 @@ def _split_facts(con: duckdb.DuckDBPyConnection, tables: GraphTables) -> int:
     facts = f"read_parquet({sql_path(tables.file('facts'))}, file_row_number=true)"
     _copy(
         con,
-        "SELECT file_row_number AS id, property, label, statement_id, rank, qualifiers, evidence_id "
-        f"FROM {facts} ORDER BY id",
+        "SELECT file_row_number AS key, property, label, statement_id, rank, qualifiers, evidence_id "
+        f"FROM {facts} ORDER BY key",
         tables.file("Statement"),
     )
     return _copy(
         con,
-        f'SELECT "from", "to", property, file_row_number AS statement FROM {facts} ORDER BY statement',
+        'SELECT node_key("from") AS from_key, node_key("to") AS to_key, property, '
+        f'file_row_number AS statement, "from", "to" FROM {facts} ORDER BY statement',
         tables.file("FACT"),
     )
 
@@ -254,22 +257,23 @@ def _mentions(tables: GraphTables) -> str:
                         ELSE 'link' END AS role
             FROM exploded WHERE entity IS NOT NULL
         )
-        SELECT evidence_id AS "from", entity AS "to", arg_min(role, [pos, position]) AS role
-        FROM roles GROUP BY evidence_id, entity ORDER BY min(pos), min(position)"""
+        SELECT pos AS from_key, node_key(entity) AS to_key, arg_min(role, position) AS role, entity AS "to"
+        FROM roles GROUP BY pos, entity ORDER BY pos, min(position)"""
 
 
 def _pages(tables: GraphTables) -> list[str]:
     """The ingested articles in title-table order, then the stub pages links and evidence name, by title."""
     r = tables.rel
     return [
-        f"SELECT title, page_id, true AS ingested FROM {r['titles']} WHERE is_article ORDER BY article_pos",
+        f"SELECT node_key(title) AS key, title, page_id, true AS ingested FROM {r['titles']} "
+        "WHERE is_article ORDER BY article_pos",
         f"""
         WITH named AS (
             SELECT "from" AS title FROM {tables.read("LINKS_TO")}
             UNION SELECT "to" FROM {tables.read("LINKS_TO")}
             UNION SELECT "to" FROM {tables.read("IN_PAGE")}
         )
-        SELECT n.title, NULL::BIGINT AS page_id, false AS ingested
+        SELECT node_key(n.title) AS key, n.title, NULL::BIGINT AS page_id, false AS ingested
         FROM named n ANTI JOIN (SELECT title FROM {r["titles"]} WHERE is_article) a USING (title)
         WHERE n.title IS NOT NULL ORDER BY n.title""",
     ]
@@ -279,7 +283,7 @@ def _about(tables: GraphTables) -> str:
     r = tables.rel
     pages = tables.read("Page")
     return f"""
-        SELECT "from", "to" FROM (
+        SELECT node_key("from") AS from_key, node_key("to") AS to_key, "from", "to" FROM (
             SELECT p.title AS "from", coalesce(t.entity, p.title) AS "to", 0 AS part, p.file_row_number AS pos
             FROM read_parquet({sql_path(tables.file("Page"))}, file_row_number=true) p
             LEFT JOIN {r["titles"]} t USING (title)
@@ -315,12 +319,13 @@ def _entities(tables: GraphTables, entity_records: Path, missing: Path) -> list[
     records = f"read_parquet({sql_path(entity_records)}, file_row_number=true)"
     return [
         f"""
-        SELECT entity_id AS id, label, description, page_title, popularity::DOUBLE AS popularity
+        SELECT node_key(entity_id) AS key, entity_id AS id, label, description, page_title,
+               popularity::DOUBLE AS popularity
         FROM {records}
         WHERE file_row_number IN (SELECT min(file_row_number) FROM {records} GROUP BY entity_id)
         ORDER BY file_row_number""",
         f"""
-        SELECT m.id, coalesce(e.label, e.enwiki_title, m.id) AS label, e.description,
+        SELECT node_key(m.id) AS key, m.id, coalesce(e.label, e.enwiki_title, m.id) AS label, e.description,
                coalesce(e.enwiki_title, CASE WHEN t.is_article THEN m.id END) AS page_title,
                0.0::DOUBLE AS popularity
         FROM read_parquet({sql_path(missing)}) m LEFT JOIN {r["ent"]} e ON e.id = m.id
@@ -331,7 +336,7 @@ def _entities(tables: GraphTables, entity_records: Path, missing: Path) -> list[
 
 def _evidence_nodes(tables: GraphTables) -> str:
     return f"""
-        SELECT evidence_id AS id, source_type,
+        SELECT pos AS key, evidence_id AS id, source_type,
                source_type = 'text' AND coalesce(len(provenance.section_path), 0) = 0 AS lead
         FROM {tables.rel["evidence"]} ORDER BY pos"""
 
@@ -351,6 +356,7 @@ def write_graph_tables(
     def written(name: str) -> None:
         peaks[f"write {name}"] = peak_rss_mb()
 
+    run(con, NODE_KEY_SQL)
     bar = progress("graph: prepare tables", total=5, unit="stage")
     write_qualifier_texts(tables, names, tables.file("qualifiers"), batch_rows)
     written("qualifiers")
@@ -400,14 +406,19 @@ def load_tables(
     bar = progress("graph: COPY", total=sum(rows.values()), unit="row", unit_scale=True)
     for name in NODE_TABLES:
         if rows[name]:
-            store.copy_from(name, tables_dir / f"{name}.parquet", slice_rows=NODE_GROUP_ROWS)
+            store.copy_from(
+                name, tables_dir / f"{name}.parquet", slice_rows=NODE_GROUP_ROWS, columns=COPY_COLUMNS[name]
+            )
         peaks[f"copy {name}"] = peak_rss_mb()
         bar.update(rows[name])
     started = time.perf_counter()
     for name in REL_TABLES:
         if rows[name]:
             store.copy_from(
-                name, tables_dir / f"{name}.parquet", slice_rows=rel_slice_rows(store.buffer_pool_mb)
+                name,
+                tables_dir / f"{name}.parquet",
+                slice_rows=rel_slice_rows(store.buffer_pool_mb),
+                columns=COPY_COLUMNS[name],
             )
         peaks[f"copy {name}"] = peak_rss_mb()
         bar.update(rows[name])
@@ -436,8 +447,7 @@ def build_graph(
         rows, skipped = write_graph_tables(
             con, tables, entity_records, names.on(con), budget.batch_rows(2_000, ceiling=50_000), peaks
         )
-    gc.collect()
-    pa.default_memory_pool().release_unused()
+    release_heap()
     building = out_path.with_name(f".{out_path.name}.building")
     for leftover in (building, building.with_name(building.name + ".wal")):
         leftover.unlink(missing_ok=True)

@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 import kuzu
+import pyarrow as pa
 import pyarrow.parquet as pq
+
+from index.heap import release_heap
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -55,16 +58,20 @@ def _identifier(name: str) -> str:
     return name
 
 
-def _slices(path: Path, rows: int) -> Iterator[Path]:
-    """``path`` cut into Parquet files of ``rows`` rows, in order, each written beside it just before it
-    is wanted (the caller removes it): the disk holds one slice at a time."""
+def _slices(path: Path, rows: int, columns: Sequence[str] | None = None) -> Iterator[Path]:
+    """``path`` cut into Parquet files of ``rows`` rows (only ``columns``, when given), in order, each
+    written beside it just before it is wanted (the caller removes it): the disk holds one slice at a
+    time."""
     source = pq.ParquetFile(path)
+    schema = source.schema_arrow
+    if columns is not None:
+        schema = pa.schema([schema.field(name) for name in columns])
     piece = path.with_name(f".{path.stem}.slice.parquet")
     writer, held = None, 0
-    for batch in source.iter_batches(batch_size=min(rows, 65_536)):
+    for batch in source.iter_batches(batch_size=min(rows, 65_536), columns=columns):
         while batch.num_rows:
             if writer is None:
-                writer, held = pq.ParquetWriter(piece, source.schema_arrow), 0
+                writer, held = pq.ParquetWriter(piece, schema), 0
             take = batch.slice(0, rows - held)
             writer.write_batch(take)
             held += take.num_rows
@@ -146,30 +153,43 @@ class GraphStore:
         for statement in statements:
             self.execute(statement)
 
-    def copy_from(self, table: str, parquet: Path, slice_rows: int | None = None) -> None:
+    def copy_from(
+        self, table: str, parquet: Path, slice_rows: int | None = None, columns: Sequence[str] | None = None
+    ) -> None:
         """Bulk-load a Parquet file into ``table``; columns match by position (rels: from, to, props).
 
         With ``slice_rows``, a file of more rows goes in as several COPYs of that many rows each, in file
         order: one COPY holds everything it loads in the buffer pool until it commits, so the pool a load
-        needs is that of a slice, not of the table (benchmarks/results/scale/kuzu_pool.md). The database
-        is closed (which checkpoints) and reopened after every COPY (``reopen``)."""
+        needs is that of a slice, not of the table (benchmarks/results/scale/kuzu_pool.md). With
+        ``columns``, only those columns of the file are loaded (the file may hold others: a build's later
+        steps read them). The database is closed (which checkpoints) and reopened after every COPY
+        (``reopen``)."""
         path = Path(parquet).resolve()
         if not path.is_file():
             raise FileNotFoundError(f"no Parquet file to copy into {table}: {path}")
-        rows = pq.ParquetFile(path).metadata.num_rows
+        metadata = pq.ParquetFile(path).metadata
+        rows = metadata.num_rows
+        whole = columns is None or list(columns) == metadata.schema.to_arrow_schema().names
         try:
-            if slice_rows is None or rows <= slice_rows:
+            if whole and (slice_rows is None or rows <= slice_rows):
                 self._copy(table, path)
                 self.reopen()
             else:
-                for piece in _slices(path, slice_rows):
+                for piece in _slices(path, slice_rows or rows, None if whole else columns):
                     try:
                         self._copy(table, piece)
                     finally:
                         piece.unlink()
                     self.reopen()
         except RuntimeError as error:
-            if "buffer pool is full" not in str(error):
+            text = str(error)
+            if "duplicated primary key" in text.lower():
+                raise ValueError(
+                    f"COPY into {table}: two rows share one primary key ({text}). The graph's keys are "
+                    "63-bit hashes of ids and titles (index.graph.node_key): two different ids hashing "
+                    "alike is rare but possible; the rows sharing it are in the table's Parquet file"
+                ) from error
+            if "buffer pool is full" not in text:
                 raise
             pool = self.buffer_pool_mb or "default"
             raise GraphMemoryError(
@@ -191,6 +211,7 @@ class GraphStore:
         if self.read_only:
             raise RuntimeError(f"graph store {self.path} is read-only: nothing to reopen after a COPY")
         self.close()
+        release_heap()  # what the COPY freed goes back to the system before the next one grows
         pool = (self.buffer_pool_mb << 20) if self.buffer_pool_mb else 0
         self._database = kuzu.Database(str(self.path), buffer_pool_size=pool)
 

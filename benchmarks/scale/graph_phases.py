@@ -28,6 +28,7 @@ sys.path.insert(0, str(REPO))
 
 import pyarrow.parquet as pq  # noqa: E402
 
+import index.graph as graph  # noqa: E402
 import index.graph_build as graph_build  # noqa: E402
 from index import layout  # noqa: E402
 from index.duck import MemoryBudget, connect  # noqa: E402
@@ -85,7 +86,9 @@ def kuzu_only(work: Path, pool_mb: int) -> dict:
             if pq.ParquetFile(parquet).metadata.num_rows:
                 rel = name in REL_TABLES
                 slices = graph_build.rel_slice_rows(pool_mb) if rel else NODE_GROUP_ROWS
-                store.copy_from(name, parquet, slice_rows=slices)
+                # the columns each COPY loads; None on code from before the graph's integer keys
+                columns = getattr(graph, "COPY_COLUMNS", {}).get(name)
+                store.copy_from(name, parquet, slice_rows=slices, **({"columns": columns} if columns else {}))
             phases.append(
                 {"phase": f"copy {name}", "current_mb": round(current_mb(), 1), "peak_mb": peak_mb()}
             )

@@ -21,7 +21,16 @@ import pytest
 from index import layout
 from index.duck import MemoryBudget, connect
 from index.evidence_reader import EvidenceReader, write_duplicates
-from index.graph import NODE_TABLES, REL_TABLES, SCHEMA, GraphIndex, GraphStats
+from index.graph import (
+    COPY_COLUMNS,
+    NODE_KEY_SQL,
+    NODE_TABLES,
+    REL_TABLES,
+    SCHEMA,
+    GraphIndex,
+    GraphStats,
+    node_key,
+)
 from index.graph_build import build_graph
 from index.kuzu_store import NODE_GROUP_ROWS, GraphMemoryError, GraphStore
 from index.lexicon import Lexicon
@@ -317,9 +326,11 @@ def test_links_to_other_namespaces_are_skipped_and_counted(
 
 def _entity_nodes(path: Path, rows: int) -> Path:
     """Entity nodes as the graph build writes them (COPY column order), ``rows`` distinct ids."""
+    ids = [f"Q{900_000_000 + i}" for i in range(rows)]
     table = pa.table(
         {
-            "id": [f"Q{900_000_000 + i}" for i in range(rows)],
+            "key": [node_key(i) for i in ids],
+            "id": ids,
             "label": [f"Synthetic item {i}" for i in range(rows)],
             "description": ["an item made for a memory test"] * rows,
             "page_title": [None] * rows,
@@ -352,7 +363,7 @@ def test_a_copy_past_the_buffer_pool_names_the_table_and_the_setting(tmp_path: P
 def test_a_table_too_large_for_one_copy_loads_in_slices(tmp_path: Path) -> None:
     """One COPY holds the whole table until it commits; fed a node group at a time, with a checkpoint
     after each, the same file loads into a pool it does not fit in whole, every row and key intact."""
-    rows = 3 * NODE_GROUP_ROWS + 12_345  # a last slice shorter than the others
+    rows = 8 * NODE_GROUP_ROWS + 12_345  # a last slice shorter than the others
     nodes = _entity_nodes(tmp_path / "Entity.parquet", rows)
     with GraphStore.create(tmp_path / "whole.kuzu", buffer_pool_mb=48) as store:
         store.ddl(SCHEMA)
@@ -368,3 +379,64 @@ def test_a_table_too_large_for_one_copy_loads_in_slices(tmp_path: Path) -> None:
         )
         assert [r["id"] for r in found] == ["Q900000000", last]
     assert not list(tmp_path.glob(".*slice*"))  # each slice file removed after its COPY
+
+
+def test_node_keys_are_the_same_number_in_the_build_and_the_reader(tmp_path: Path) -> None:
+    """The build keys nodes in DuckDB and a reader in Python; a key computed apart must be the same
+    number, or every point lookup misses. Expected: MD5's bytes 8-15 read little-endian, shifted right
+    by one, from hashlib directly."""
+    import hashlib
+
+    texts = ["Q31", "Belgium", "", TRICKY, "Zürich (Kanton)", "東京", "a" * 5_000]
+    with connect(MemoryBudget(memory_mb=256, threads=1), tmp_path) as con:
+        con.execute(NODE_KEY_SQL)
+        in_sql = [con.execute("SELECT node_key(?)", [text]).fetchone()[0] for text in texts]
+    by_hand = [int.from_bytes(hashlib.md5(t.encode()).digest()[8:16], "little") // 2 for t in texts]
+    assert in_sql == by_hand == [node_key(t) for t in texts]
+    assert all(0 <= key < 2**63 for key in by_hand)
+
+
+def test_a_copy_loads_only_its_columns_and_names_a_duplicate_key(tmp_path: Path) -> None:
+    """A rel file of the build carries its ends as ids too (later tables are made from them); the COPY
+    loads the schema's columns only. Two nodes with one key fail the COPY with an error that says what a
+    key is, not Kùzu's bare message."""
+    ids = ["Q1", "Q2", "Q3"]
+    pq.write_table(
+        pa.table(
+            {
+                "key": [node_key(i) for i in ids],
+                "id": ids,
+                "label": ["one", "two", "three"],
+                "description": [None] * 3,
+                "page_title": [None] * 3,
+                "popularity": [0.0] * 3,
+            }
+        ),
+        tmp_path / "Entity.parquet",
+    )
+    pq.write_table(
+        pa.table(
+            {
+                "from_key": [node_key("Q1")],
+                "to_key": [node_key("Q3")],
+                "property": ["P17"],
+                "statement": [0],
+                "from": ["Q1"],
+                "to": ["Q3"],
+            }
+        ),
+        tmp_path / "FACT.parquet",
+    )
+    with GraphStore.create(tmp_path / "g.kuzu") as store:
+        store.ddl(SCHEMA)
+        store.copy_from("Entity", tmp_path / "Entity.parquet", columns=COPY_COLUMNS["Entity"])
+        store.copy_from("FACT", tmp_path / "FACT.parquet", columns=COPY_COLUMNS["FACT"])
+        rows = store.execute(
+            "MATCH (s:Entity)-[f:FACT]->(o:Entity) WHERE s.key = $key RETURN o.id AS id, o.label AS label",
+            {"key": node_key("Q1")},
+        )
+        assert rows == [{"id": "Q3", "label": "three"}]
+        assert not list(tmp_path.glob(".*slice*"))
+        with pytest.raises(ValueError, match="share one primary key") as failed:
+            store.copy_from("Entity", tmp_path / "Entity.parquet", columns=COPY_COLUMNS["Entity"])
+        assert "Entity" in str(failed.value)

@@ -320,7 +320,8 @@ def test_cypher_is_fixed_text_whatever_the_question(
 
 def test_hostile_values_reach_kuzu_only_as_parameters(engine: Engine, cypher_vocabulary: set[str]) -> None:
     """Ids, titles and relations that are Cypher themselves run the very statements plain ids run, and
-    match nothing: each value is a bound parameter, compared as a string."""
+    match nothing: each value is a bound parameter (an id or title looked up by its node key, a number
+    computed from it), never query text."""
     graph: GraphIndex = engine.reader.graph
     payloads = ["' }) MATCH (n) DETACH DELETE n //", "$param", "`Entity`", "x' OR 1=1 RETURN 1 //"]
     ran = Ran()
@@ -347,8 +348,9 @@ def test_cypher_after_a_question_walks_the_graph_with_the_same_statements(asked:
     assert hostile.result.mode == benign.result.mode == "retrieve-read"
     walked = {text for text, _ in benign.cypher}
     assert walked and {text for text, _ in hostile.cypher} == walked
-    start = {p["id"] for _, p in benign.cypher if "id" in p}  # the walk starts from the linked entities
-    assert start and start <= {p["id"] for _, p in hostile.cypher if "id" in p}
+    # the walk starts from the linked entities (an entity's node key: index.graph.node_key)
+    start = {p["key"] for _, p in benign.cypher if "key" in p}
+    assert start and start <= {p["key"] for _, p in hostile.cypher if "key" in p}
 
 
 @pytest.mark.parametrize("question", HOSTILE, ids=NAMES)
