@@ -8,7 +8,8 @@ version's evidence, the duplicates list and the run marker are copied into ``SCR
 exist) as the build folder the stage step expects, and the stage runs as the scale run ran it
 (``scale_step.py stage`` with the step's own ``ARGS.json``, measured by ``scale_measure.run_measured``).
 The embedding cache starts empty (cold: every row is embedded, as in the measured run) unless ``--warm``
-copies the run's cache. ``--memory-mb`` overrides the plan's ``memory_mb`` (the build's budget).
+copies the run's cache. ``--memory-mb`` overrides the build's budget: the plan's ``memory_mb`` and
+``HQA_INDEX__MEMORY_MB`` (which caps the ANN training sample at a quarter of it).
 
 Besides the peak of ``run_measured``, the child's RSS is sampled every 0.1 s with its log lines' times,
 so each phase of the stage (counting, embedding, the LanceDB write, the ANN index) gets its own peak.
@@ -189,6 +190,8 @@ def main() -> int:
         "HQA_INDEX__EMBEDDING_MODEL": opts.model,
         "HQA_PROGRESS": "0",
     }
+    if opts.memory_mb is not None:
+        env["HQA_INDEX__MEMORY_MB"] = str(opts.memory_mb)
     result_path, log_path = opts.scratch / "stage-vectors.result.json", opts.scratch / "stage-vectors.log"
     cmd = [sys.executable, str(HERE / "scale_step.py"), "stage", str(args_path), str(result_path)]
     load_before = os.getloadavg()
