@@ -20,11 +20,11 @@ same vectors (bit for bit), read batch by batch. ``SCRATCH`` is left for inspect
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import threading
 import time
@@ -106,7 +106,7 @@ def phases(log_text: str, samples: list[tuple[float, float]], started: float) ->
                 break
     marks.append(("end", float("inf")))
     out = []
-    for (name, begin), (_, end) in zip(marks, marks[1:], strict=False):
+    for (name, begin), (_, end) in itertools.pairwise(marks):
         inside = [rss for t, rss in samples if begin <= t < end]
         out.append(
             {
@@ -198,15 +198,13 @@ def main() -> int:
     samples: list[tuple[float, float]] = []
     stop = threading.Event()
     started = time.time()
-    # run_measured starts the child; the sampler follows the newest python child of ours
-    watcher_pid: list[int] = []
+    # run_measured starts the child; the sampler follows it from here
 
     def follow() -> None:
         me = psutil.Process()
         while not stop.is_set():
             kids = [k for k in me.children() if "scale_step.py" in " ".join(k.cmdline())]
             if kids:
-                watcher_pid.append(kids[0].pid)
                 sample(kids[0].pid, samples, stop)
                 return
             time.sleep(0.02)
