@@ -164,17 +164,6 @@ def embedded(evidence: EvidenceRelation, sources: list[str] | None) -> EvidenceR
     return EmbeddedSources(evidence, sources)
 
 
-def _cache_relation(cache: EmbeddingCache) -> str:
-    """The cache's vectors, one per id (the first part holding it wins: a repeat is the same vector)."""
-    parts = cache.part_files()
-    if not parts:
-        return "(SELECT NULL::VARCHAR AS evidence_id, NULL::FLOAT[] AS vector WHERE false)"
-    return (
-        f"(SELECT evidence_id, arg_min(vector, pos) AS vector FROM {read_sql(parts, position=True)} "
-        "GROUP BY evidence_id)"
-    )
-
-
 def cached_ids(cache: EmbeddingCache) -> str:
     parts = cache.part_files()
     if not parts:
