@@ -41,7 +41,14 @@ from index.statements import build_statements
 from index.static_embedder import copy_model, ensure_distilled_minilm
 from index.tables import build_tables
 from index.validation import validate_version
-from index.vectors import EMBEDDER_DIR, EmbedStats, VectorIndexSettings, build_vectors, pq_sub_vectors
+from index.vectors import (
+    EMBEDDER_DIR,
+    EmbedStats,
+    VectorIndexSettings,
+    build_vectors,
+    pq_sub_vectors,
+    write_batch_rows,
+)
 from index.versions import VersionStore, link_tree
 from schemas.build import StageReport
 from schemas.settings import IndexSettings
@@ -426,8 +433,9 @@ def _vector_stage(
         plan.building_dir / layout.VECTORS,
         vector_index_settings(index, embedder.dimension),
         con,
-        batch_rows=budget(plan).batch_rows(embedder.dimension * 8, ceiling=65_536),
+        batch_rows=write_batch_rows(plan.memory_mb, embedder.dimension),
         sources=index.embed_sources,
+        scratch_dir=plan.work_dir,
     )
     if embedder.settings.model_dir is not None:  # queries must encode with this very model
         copy_model(embedder.path, plan.building_dir / layout.VECTORS / EMBEDDER_DIR)

@@ -13,11 +13,17 @@ sample, its 139 dev questions as queries, 2 cores.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import gc
 import json
 import logging
 import math
+import os
+import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import closing
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
@@ -28,12 +34,14 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from lancedb.index import IvfHnswSq, IvfPq
 from pydantic import BaseModel, Field
 
 from index.duck import read_sql, record_batches, scalar
 from index.embedder import Embedder
-from index.embedding_cache import EmbeddingCache
+from index.embedding_cache import EmbeddingCache, vector_matrix
+from index.evidence_reader import POSITION_BITS
 from ingest.files import write_text_atomic
 from ingest.progress import progress
 from schemas.evidence import SOURCE_TYPES, SourceType
@@ -47,6 +55,10 @@ MANIFEST = "vector_index.json"
 COLUMNS = ["evidence_id", "source_type", "page_title", "vector"]
 MODEL_KEY = b"hqa.embedding_model"
 EMBEDDER_DIR = "embedder"  # a distilled model's copy beside the vectors it made
+WRITE_BATCHES_HELD = 8  # batches LanceDB's writer holds at once, about (measured: write_batch_rows)
+_LIBC = ctypes.CDLL(ctypes.util.find_library("c")) if ctypes.util.find_library("c") else None
+if _LIBC is not None and not hasattr(_LIBC, "malloc_trim"):  # not glibc (musl, macOS): nothing to trim
+    _LIBC = None
 
 
 class EmbedStats(BaseModel):
@@ -152,17 +164,6 @@ def embedded(evidence: EvidenceRelation, sources: list[str] | None) -> EvidenceR
     return EmbeddedSources(evidence, sources)
 
 
-def _cache_relation(cache: EmbeddingCache) -> str:
-    """The cache's vectors, one per id (the first part holding it wins: a repeat is the same vector)."""
-    parts = cache.part_files()
-    if not parts:
-        return "(SELECT NULL::VARCHAR AS evidence_id, NULL::FLOAT[] AS vector WHERE false)"
-    return (
-        f"(SELECT evidence_id, arg_min(vector, pos) AS vector FROM {read_sql(parts, position=True)} "
-        "GROUP BY evidence_id)"
-    )
-
-
 def cached_ids(cache: EmbeddingCache) -> str:
     parts = cache.part_files()
     if not parts:
@@ -225,6 +226,91 @@ def embed_missing(
     return stats
 
 
+VECTOR_FILE = "vectors-in-evidence-order.f32"
+
+
+def _vector_locations(evidence: EvidenceRelation, parts: list[Path]) -> str:
+    """Every evidence row's rank (its place in evidence order, from 0) and the position of its vector in
+    the cache (``read_sql``'s ``pos``: the first part and row holding the id), null when there is none;
+    ordered by that position, so the cache can be read once, front to back. Ids and integers only."""
+    ranked = (
+        f"(SELECT evidence_id, row_number() OVER (ORDER BY pos) - 1 AS rank "
+        f"FROM {evidence.sql(['evidence_id'])})"
+    )
+    if not parts:
+        return f"SELECT e.rank, NULL::BIGINT AS cpos, e.evidence_id FROM {ranked} e"
+    first = (
+        f"(SELECT evidence_id, min(pos) AS cpos FROM {read_sql(parts, position=True)} GROUP BY evidence_id)"
+    )
+    return (
+        f"SELECT e.rank, c.cpos, e.evidence_id FROM {ranked} e LEFT JOIN {first} c USING (evidence_id) "
+        "ORDER BY c.cpos NULLS FIRST"
+    )
+
+
+def _all_found(locations: Iterator[pa.RecordBatch], cache: EmbeddingCache) -> Iterator[pa.RecordBatch]:
+    """``locations`` unchanged, or a KeyError naming the rows without a vector (they come first)."""
+    missing, example = 0, None
+    for batch in locations:
+        nulls = batch.column("cpos").null_count
+        if nulls:
+            missing += nulls
+            example = example or batch.column("evidence_id").filter(batch.column("cpos").is_null())[0].as_py()
+        if missing and nulls < batch.num_rows:
+            break
+        if not missing:
+            yield batch
+    if missing:
+        raise KeyError(f"{missing} ids have no vector in {cache.dir}, e.g. {example!r}; embed them first")
+
+
+def _scatter_vectors(
+    locations: Iterator[pa.RecordBatch], parts: list[Path], fd: int, row_bytes: int, read_rows: int
+) -> None:
+    """Copy each needed cache vector to its evidence rank's place in the file ``fd`` (``row_bytes`` a
+    vector), reading the cache's parts once, in order, ``read_rows`` at a time: an external permutation
+    whose memory is one read batch, however large the corpus. Parts with no needed row are not read."""
+    pending = np.empty((0, 2), dtype=np.int64)  # (cache position, rank), sorted by position
+    more = True
+
+    def fill(until: int) -> None:
+        nonlocal pending, more
+        while more and (not len(pending) or pending[-1, 0] < until):
+            batch = next(locations, None)
+            if batch is None:
+                more = False
+                return
+            pairs = np.column_stack(
+                [batch.column("cpos").to_numpy(), batch.column("rank").to_numpy()]
+            ).astype(np.int64)
+            pending = np.concatenate([pending, pairs])
+
+    for index, path in enumerate(parts):
+        base = index << POSITION_BITS
+        fill(base)
+        if not more and not len(pending):
+            return
+        if len(pending) and pending[0, 0] >= base + (1 << POSITION_BITS):
+            continue  # nothing wanted from this part
+        start = 0
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=read_rows, columns=["vector"]):
+            end = start + batch.num_rows
+            fill(base + end)
+            cut = int(np.searchsorted(pending[:, 0], base + end))
+            wanted, pending = pending[:cut], pending[cut:]
+            if len(wanted):
+                rows = wanted[:, 0] - base - start
+                ranks = wanted[:, 1]
+                order = np.argsort(ranks, kind="stable")
+                matrix = np.ascontiguousarray(vector_matrix(batch.column("vector"))[rows[order]])
+                ranks = ranks[order]
+                # runs of consecutive ranks go in one write
+                breaks = np.flatnonzero(np.diff(ranks) != 1) + 1
+                for lo, hi in zip(np.r_[0, breaks], np.r_[breaks, len(ranks)], strict=True):
+                    os.pwrite(fd, matrix[lo:hi].tobytes(), int(ranks[lo]) * row_bytes)
+            start = end
+
+
 def vector_batches(
     evidence: EvidenceRelation,
     cache: EmbeddingCache,
@@ -232,9 +318,19 @@ def vector_batches(
     dimension: int,
     model_name: str,
     batch_rows: int = 65_536,
+    scratch_dir: Path | None = None,
 ) -> pa.RecordBatchReader:
-    """Every evidence row with its cached vector, in evidence order, streamed (a join and a sort of
-    DuckDB's); fails at the end when an evidence id has no vector (embed it first)."""
+    """Every evidence row with its cached vector, in evidence order, streamed ``batch_rows`` at a time;
+    fails (before the first batch) when an evidence id has no vector (embed it first).
+
+    The vectors are put in evidence order through a file in ``scratch_dir`` (the build's scratch; the
+    system's temporary folder when None), not by a sort in DuckDB: DuckDB finds, from ids and integers
+    alone, which cache row each evidence row takes; the cache is read once and each vector written at
+    its row's place; the file is then read front to back beside the evidence's own columns. The join
+    and ``ORDER BY`` of the rows with their vectors that this replaces held its sorted 1 KB rows in
+    DuckDB: at 1.24M rows (256-d) it took 815 MB over the process's own with a 512 MB DuckDB limit,
+    and failed ("failed to pin block") with a 256 MB one, so its need grew with the corpus. This way
+    Python holds one read batch and one output batch; the file (rows x dimension x 4 bytes) is on disk."""
     schema = pa.schema(
         [  # large strings: what the table has always held (it was made from a polars frame)
             ("evidence_id", pa.large_string()),
@@ -244,26 +340,60 @@ def vector_batches(
         ],
         metadata={MODEL_KEY: model_name.encode()},
     )
-    sql = (
-        f"SELECT e.evidence_id, e.source_type, e.page_title, c.vector "
-        f"FROM {evidence.sql(['evidence_id', 'source_type', 'page_title'])} e "
-        f"LEFT JOIN {_cache_relation(cache)} c USING (evidence_id) ORDER BY e.pos"
+    row_bytes = dimension * 4
+    parts = cache.part_files()  # once: another writer's new part must not shift the positions
+    locate = _vector_locations(evidence, parts)
+    columns_sql = (
+        f"SELECT evidence_id, source_type, page_title "
+        f"FROM {evidence.sql(['evidence_id', 'source_type', 'page_title'])} ORDER BY pos"
     )
 
     def batches() -> Iterator[pa.RecordBatch]:
-        for batch in record_batches(con, sql, rows=batch_rows):
-            vectors = batch.column("vector")
-            if vectors.null_count:
-                missing = batch.column("evidence_id").filter(vectors.is_null())
-                raise KeyError(
-                    f"{len(missing)} ids have no vector in {cache.dir}, e.g. {missing[0].as_py()!r}; "
-                    "embed them first"
-                )
-            yield pa.RecordBatch.from_arrays(
-                [batch.column(i).cast(schema.field(i).type) for i in range(4)], schema=schema
-            )
+        if scratch_dir is not None:
+            Path(scratch_dir).mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="vectors-", dir=scratch_dir) as folder:
+            path = Path(folder) / VECTOR_FILE
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                with closing(record_batches(con, locate, rows=batch_rows)) as locations:
+                    found = _all_found(locations, cache)
+                    _scatter_vectors(found, parts, fd, row_bytes, batch_rows)
+                done = 0
+                for batch in record_batches(con, columns_sql, rows=batch_rows):
+                    raw = os.pread(fd, batch.num_rows * row_bytes, done * row_bytes)
+                    if len(raw) != batch.num_rows * row_bytes:
+                        raise RuntimeError(f"{path} is short: {len(raw)} bytes at row {done}")
+                    done += batch.num_rows
+                    vectors = pa.FixedSizeListArray.from_arrays(
+                        pa.array(np.frombuffer(raw, dtype=np.float32)), dimension
+                    )
+                    yield pa.RecordBatch.from_arrays(
+                        [*(batch.column(i).cast(schema.field(i).type) for i in range(3)), vectors],
+                        schema=schema,
+                    )
+            finally:
+                os.close(fd)
 
     return pa.RecordBatchReader.from_batches(schema, batches())
+
+
+def release_memory() -> None:
+    """Hand memory freed by one phase back to the system before the next: Arrow's pool and glibc's
+    arenas keep what was freed for reuse, so each phase's peak would stand on the last one's leftovers
+    (at 1.24M rows the ANN build started at 880 MB where the process had 290 MB of its own)."""
+    gc.collect()
+    pa.default_memory_pool().release_unused()
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+
+
+def write_batch_rows(budget_mb: int, dimension: int) -> int:
+    """Rows a batch of vectors for the LanceDB write: its writer holds several batches at once, so its
+    memory is about ``WRITE_BATCHES_HELD`` batches (1.25M 256-d rows: +540 MB over the process's own
+    with batches of 65,536 rows, +300 MB with 32,768, +210 MB with 16,384, +160 MB with 8,192); the
+    batches held are kept to an eighth of the budget."""
+    rows = (budget_mb << 20) // 8 // (dimension * 4 * WRITE_BATCHES_HELD)
+    return int(min(65_536, max(1_024, rows)))
 
 
 def build_vectors(
@@ -275,12 +405,22 @@ def build_vectors(
     con: duckdb.DuckDBPyConnection,
     batch_rows: int = 65_536,
     sources: list[str] | None = None,
+    scratch_dir: Path | None = None,
 ) -> VectorBuildStats:
     """Embed what the cache lacks, then write the LanceDB table batch by batch and index it on disk;
-    ``sources``: the source types given vectors (None: all)."""
+    ``sources``: the source types given vectors (None: all); ``scratch_dir``: where the vectors are put
+    in evidence order (``vector_batches``). Memory is released between the three phases, so the stage's
+    peak is the largest phase's, not their sum."""
     evidence = embedded(evidence, sources)
+    # DuckDB keeps what a query freed (the length sort of every text to embed: ~450 MB at 1.24M rows)
+    # until its allocator's background threads purge it, within seconds; without them it stayed
+    # under the ANN build (880 MB where the process has 290 of its own)
+    con.execute("SET allocator_background_threads = true")
     embed = embed_missing(evidence, embedder, cache, con)
-    reader = vector_batches(evidence, cache, con, embedder.dimension, embedder.model_name, batch_rows)
+    release_memory()
+    reader = vector_batches(
+        evidence, cache, con, embedder.dimension, embedder.model_name, batch_rows, scratch_dir
+    )
     index = build_vector_index(reader, out_dir, settings, sources)
     return VectorBuildStats(embed=embed, index=index)
 
@@ -403,8 +543,10 @@ def build_vector_index(
     # overwrite would keep the old version's files; a rebuild starts from an empty table instead
     if TABLE in db.list_tables().tables:
         db.drop_table(TABLE)
+    log.info("writing the vector table under %s", out_dir)
     lance_table = db.create_table(TABLE, data=pa.RecordBatchReader.from_batches(schema, counted()))
     rows = lance_table.count_rows()
+    release_memory()  # the write's buffers, before the ANN build's training sample
     ann_index = None
     if rows >= settings.ann_min_rows:
         log.info("building %s over %d vectors", settings.index_type, rows)
@@ -424,6 +566,7 @@ def build_vector_index(
         built_at=datetime.now(UTC),
     )
     write_text_atomic(out_dir / MANIFEST, stats.model_dump_json(indent=2))
+    log.info("vector index built: %d rows in %.1f s", rows, stats.build_seconds)
     return stats
 
 
