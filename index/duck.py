@@ -51,6 +51,10 @@ def connect(budget: MemoryBudget, spill_dir: Path, database: Path | None = None)
             "threads": budget.threads,
             # order-preserving scans and writes where the build relies on file order (first wins)
             "preserve_insertion_order": True,
+            # DuckDB's allocator keeps what a query freed until background threads purge it: without
+            # them a stage's next phase stood on the last query's leftovers (the vectors stage's text
+            # sort, ~450 MB at 1.24M rows, under its ANN build: benchmarks/results/scale/vectors_memory.md)
+            "allocator_background_threads": True,
         },
     )
     con.execute(

@@ -13,9 +13,6 @@ sample, its 139 dev questions as queries, 2 cores.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import gc
 import json
 import logging
 import math
@@ -42,6 +39,7 @@ from index.duck import read_sql, record_batches, scalar
 from index.embedder import Embedder
 from index.embedding_cache import EmbeddingCache, vector_matrix
 from index.evidence_reader import POSITION_BITS
+from index.heap import release_heap
 from ingest.files import write_text_atomic
 from ingest.progress import progress
 from schemas.evidence import SOURCE_TYPES, SourceType
@@ -56,9 +54,6 @@ COLUMNS = ["evidence_id", "source_type", "page_title", "vector"]
 MODEL_KEY = b"hqa.embedding_model"
 EMBEDDER_DIR = "embedder"  # a distilled model's copy beside the vectors it made
 WRITE_BATCHES_HELD = 8  # batches LanceDB's writer holds at once, about (measured: write_batch_rows)
-_LIBC = ctypes.CDLL(ctypes.util.find_library("c")) if ctypes.util.find_library("c") else None
-if _LIBC is not None and not hasattr(_LIBC, "malloc_trim"):  # not glibc (musl, macOS): nothing to trim
-    _LIBC = None
 
 
 class EmbedStats(BaseModel):
@@ -377,16 +372,6 @@ def vector_batches(
     return pa.RecordBatchReader.from_batches(schema, batches())
 
 
-def release_memory() -> None:
-    """Hand memory freed by one phase back to the system before the next: Arrow's pool and glibc's
-    arenas keep what was freed for reuse, so each phase's peak would stand on the last one's leftovers
-    (at 1.24M rows the ANN build started at 880 MB where the process had 290 MB of its own)."""
-    gc.collect()
-    pa.default_memory_pool().release_unused()
-    if _LIBC is not None:
-        _LIBC.malloc_trim(0)
-
-
 def write_batch_rows(budget_mb: int, dimension: int) -> int:
     """Rows a batch of vectors for the LanceDB write: its writer holds several batches at once, so its
     memory is about ``WRITE_BATCHES_HELD`` batches (1.25M 256-d rows: +540 MB over the process's own
@@ -412,12 +397,8 @@ def build_vectors(
     in evidence order (``vector_batches``). Memory is released between the three phases, so the stage's
     peak is the largest phase's, not their sum."""
     evidence = embedded(evidence, sources)
-    # DuckDB keeps what a query freed (the length sort of every text to embed: ~450 MB at 1.24M rows)
-    # until its allocator's background threads purge it, within seconds; without them it stayed
-    # under the ANN build (880 MB where the process has 290 of its own)
-    con.execute("SET allocator_background_threads = true")
     embed = embed_missing(evidence, embedder, cache, con)
-    release_memory()
+    release_heap()
     reader = vector_batches(
         evidence, cache, con, embedder.dimension, embedder.model_name, batch_rows, scratch_dir
     )
@@ -546,7 +527,7 @@ def build_vector_index(
     log.info("writing the vector table under %s", out_dir)
     lance_table = db.create_table(TABLE, data=pa.RecordBatchReader.from_batches(schema, counted()))
     rows = lance_table.count_rows()
-    release_memory()  # the write's buffers, before the ANN build's training sample
+    release_heap()  # the write's buffers, before the ANN build's training sample
     ann_index = None
     if rows >= settings.ann_min_rows:
         log.info("building %s over %d vectors", settings.index_type, rows)

@@ -3,7 +3,7 @@ current and peak RSS at every phase mark (``GraphStats.peak_rss_mb``), or Kùzu'
 
     python benchmarks/scale/graph_phases.py --run WORK/runs/<size> --work /tmp/graph-phases
     python benchmarks/scale/graph_phases.py --run WORK/runs/<size> --work /tmp/graph-phases \
-        --kuzu-only [--pool 512]
+        --kuzu-only [--pool 512] [--rel-slice-rows N]
 
 The stage's inputs are the run's ingest folder and its published version (evidence, entity records); the
 name tables are built again into ``--work`` on a DuckDB that is then closed, so the stage starts, as in
@@ -74,7 +74,7 @@ def stage(run: Path, work: Path, memory_mb: int) -> dict:
     return {"start_mb": round(started, 1), "phases": phases, "seconds": stats.seconds, "edges": stats.edges}
 
 
-def kuzu_only(work: Path, pool_mb: int) -> dict:
+def kuzu_only(work: Path, pool_mb: int, rel_slice_rows: int | None = None) -> dict:
     tables, db = work / "graph", work / "kuzu-only.kz"
     for path in (db, db.with_name(db.name + ".wal")):
         path.unlink(missing_ok=True)
@@ -85,7 +85,8 @@ def kuzu_only(work: Path, pool_mb: int) -> dict:
             parquet = tables / f"{name}.parquet"
             if pq.ParquetFile(parquet).metadata.num_rows:
                 rel = name in REL_TABLES
-                slices = graph_build.rel_slice_rows(pool_mb) if rel else NODE_GROUP_ROWS
+                rel_rows = rel_slice_rows or graph_build.rel_slice_rows(pool_mb)
+                slices = rel_rows if rel else NODE_GROUP_ROWS
                 # the columns each COPY loads; None on code from before the graph's integer keys
                 columns = getattr(graph, "COPY_COLUMNS", {}).get(name)
                 store.copy_from(name, parquet, slice_rows=slices, **({"columns": columns} if columns else {}))
@@ -93,7 +94,13 @@ def kuzu_only(work: Path, pool_mb: int) -> dict:
                 {"phase": f"copy {name}", "current_mb": round(current_mb(), 1), "peak_mb": peak_mb()}
             )
     seconds = round(time.perf_counter() - clock, 1)
-    return {"start_mb": round(started, 1), "phases": phases, "seconds": seconds, "pool_mb": pool_mb}
+    return {
+        "start_mb": round(started, 1),
+        "phases": phases,
+        "seconds": seconds,
+        "pool_mb": pool_mb,
+        "rel_slice_rows": rel_slice_rows or graph_build.rel_slice_rows(pool_mb),
+    }
 
 
 def main() -> int:
@@ -107,9 +114,12 @@ def main() -> int:
     parser.add_argument("--memory-mb", type=int, default=1024, help="the stage's index.memory_mb")
     parser.add_argument("--kuzu-only", action="store_true", help="only load --work/graph's tables into Kùzu")
     parser.add_argument("--pool", type=int, default=512, help="Kùzu's buffer pool for --kuzu-only (MB)")
+    parser.add_argument(
+        "--rel-slice-rows", type=int, help="rows of one rel COPY for --kuzu-only (default: the stage's rule)"
+    )
     args = parser.parse_args()
     if args.kuzu_only:
-        result = kuzu_only(args.work, args.pool)
+        result = kuzu_only(args.work, args.pool, args.rel_slice_rows)
     else:
         shutil.rmtree(args.work, ignore_errors=True)
         args.work.mkdir(parents=True)
