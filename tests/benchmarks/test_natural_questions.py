@@ -67,29 +67,33 @@ def test_size_kinds_and_folds(records: dict[str, dict]) -> None:
     assert min(kinds.values()) >= 20, kinds
     for kind in KINDS:
         folds = Counter(r["fold"] for r in records.values() if r["kind"] == kind)
-        assert set(folds) == {"tune", "report", "holdout", "fold3", "fold4"}, (kind, folds)
+        assert set(folds) == {"tune", "report", "holdout", "fold3", "fold4", "fold5"}, (kind, folds)
         assert abs(folds["tune"] - folds["report"]) <= 1, (kind, folds)
         assert folds["holdout"] >= 10, (kind, folds)
         assert folds["fold3"] >= 13, (kind, folds)
         assert folds["fold4"] == 13, (kind, folds)
+        assert folds["fold5"] == 13, (kind, folds)
     assert sum(r["fold"] == "holdout" for r in records.values()) >= 80
     assert sum(r["fold"] == "fold3" for r in records.values()) >= 104
     assert sum(r["fold"] == "fold4" for r in records.values()) == 104
+    assert sum(r["fold"] == "fold5" for r in records.values()) == 104
     assert len({r["question"].casefold() for r in records.values()}) == len(records)
 
 
 def test_the_holdout_fold_is_named_in_its_source_lines(gold: ModuleType, records: dict[str, dict]) -> None:
-    """The holdout, fold3 and fold4 questions were written after the split: each source line says its fold,
-    the shuffle leaves them out, so the 207 older questions keep the folds they had."""
+    """The holdout, fold3, fold4 and fold5 questions were written after the split: each source line says its
+    fold, the shuffle leaves them out, so the 207 older questions keep the folds they had."""
     source = [json.loads(line) for line in gold.SOURCE.read_text(encoding="utf-8").splitlines()]
-    for fold in ("holdout", "fold3", "fold4"):
+    for fold in ("holdout", "fold3", "fold4", "fold5"):
         named = {r["id"] for r in source if r.get("fold") == fold}
         assert named == {i for i, r in records.items() if r["fold"] == fold}
-    assert not {r["id"] for r in source if r.get("fold") not in (None, "holdout", "fold3", "fold4")}
+    assert not {r["id"] for r in source if r.get("fold") not in (None, "holdout", "fold3", "fold4", "fold5")}
     fold3 = sorted(int(r["id"][3:]) for r in source if r.get("fold") == "fold3")
     assert fold3[0] == 314 and fold3 == list(range(314, 314 + len(fold3)))
     fold4 = sorted(int(r["id"][3:]) for r in source if r.get("fold") == "fold4")
     assert fold4 == list(range(418, 522))
+    fold5 = sorted(int(r["id"][3:]) for r in source if r.get("fold") == "fold5")
+    assert fold5 == list(range(522, 626))
     older = [r for r in source if "fold" not in r]
     assert len(older) == 207 and all(int(r["id"][3:]) <= 207 for r in older)
 
@@ -105,9 +109,9 @@ def test_answers_are_names_numbers_or_refusals_never_bare_ids(records: dict[str,
 
 
 def test_the_split_is_seeded_and_stratified(gold: ModuleType, records: dict[str, dict]) -> None:
-    named = ("holdout", "fold3", "fold4")
+    named = ("holdout", "fold3", "fold4", "fold5")
 
-    def unsplit() -> list[dict]:  # a fold the source line names (holdout, fold3, fold4) is kept, not shuffled
+    def unsplit() -> list[dict]:  # a fold the source line names (holdout, fold3, ...) is kept, not shuffled
         shuffled = [{"id": r["id"], "kind": r["kind"], **({"fold": r["fold"]} if r["fold"] in named else {})}
                     for r in records.values()]  # fmt: skip
         random.Random(1).shuffle(shuffled)
@@ -301,6 +305,63 @@ def test_fold4_a_year_with_one_value_and_an_inverse_headquarters(records: dict[s
     assert records["nq-445"]["answers"] == ["2014"]
 
 
+def test_fold5_the_preferred_neighbours_of_a_citizen_s_country(records: dict[str, dict]) -> None:
+    (citizenship,) = claims("Q1112493", "P27")  # Paul Richter
+    assert citizenship["mainsnak"]["datavalue"]["value"]["id"] == "Q183"
+    neighbours = claims("Q183", "P47")
+    preferred = [c for c in neighbours if c["rank"] == "preferred"]
+    assert len(neighbours) == 13 and len(preferred) == 9  # the four normal ones are not best rank
+    assert records["nq-552"]["fold"] == "fold5"
+    assert records["nq-552"]["answers"] == ["9", "nine"]
+
+
+def test_fold5_a_year_that_the_older_series_holds_once(records: dict[str, dict]) -> None:
+    """Belgium's population has two series that disagree from 2001 to 2013; 1983 is in one only."""
+
+    def year(c: dict) -> str:
+        return c["qualifiers"]["P585"][0]["datavalue"]["value"]["time"][1:5]
+
+    people = [(year(c), c["mainsnak"]["datavalue"]["value"]["amount"]) for c in claims("Q31", "P1082")]
+    assert [a for y, a in people if y == "1983"] == ["+9855520"]
+    assert len({a for y, a in people if y == "2005"}) == 2
+    assert records["nq-536"]["answers"] == ["9,855,520", "9855520"]
+
+
+def test_fold5_an_inverse_capital_then_a_count(records: dict[str, dict]) -> None:
+    capitals = [c["mainsnak"]["datavalue"]["value"]["id"] for c in claims("Q45", "P36")]
+    assert capitals == ["Q597"]  # Portugal is governed from Lisbon
+    languages = claims("Q45", "P37")
+    assert [c["mainsnak"]["datavalue"]["value"]["id"] for c in languages] == ["Q5146", "Q13330"]
+    assert not [c for c in languages if "P582" in c.get("qualifiers", {})]  # Mirandese has a start, no end
+    assert records["nq-549"]["answers"] == ["2", "two"]
+
+
+def test_fold5_ships_measures_and_club_ages(records: dict[str, dict]) -> None:
+    def amount(qid: str, prop: str) -> str:
+        (statement,) = claims(qid, prop)
+        return statement["mainsnak"]["datavalue"]["value"]["amount"]
+
+    assert amount("Q544894", "P2262") == "+4.6"  # the Mary Rose's draft
+    assert records["nq-525"]["answers"] == ["4.6"] and records["nq-525"]["unit"] == "metre"
+    assert amount("Q544894", "P2261") == "+11.66"  # her beam: not more than 12 m wide
+    assert records["nq-607"]["answers"] == ["no"]
+
+    def founded(qid: str) -> str:
+        (statement,) = claims(qid, "P571")
+        return statement["mainsnak"]["datavalue"]["value"]["time"][1:5]
+
+    assert founded("Q2052") == "1926" and founded("Q2674") == "1900"  # Fiorentina, Palermo
+    assert records["nq-566"]["answers"][-1] == "Palermo" and records["nq-609"]["answers"] == ["yes"]
+
+
+def test_fold5_a_year_that_is_not_the_preferred_one(records: dict[str, dict]) -> None:
+    lille = claims("Q648", "P1082")
+    by_year = {c["qualifiers"]["P585"][0]["datavalue"]["value"]["time"][1:5]: c for c in lille}
+    assert by_year["2015"]["rank"] == "preferred" and by_year["2013"]["rank"] == "normal"  # Lille
+    assert by_year["2013"]["mainsnak"]["datavalue"]["value"]["amount"] == "+231491"
+    assert records["nq-545"]["answers"] == ["231,491", "231491"]
+
+
 def test_inverse_chain(records: dict[str, dict]) -> None:
     capitals = [c["mainsnak"]["datavalue"]["value"]["id"] for c in claims("Q1201", "P36")]
     assert capitals == ["Q1724"]  # Saarland's capital is Saarbrücken
@@ -380,12 +441,13 @@ def test_the_judge_matches_names_numbers_units_and_refusals() -> None:
 def test_the_evaluator_asks_the_holdout_fold_only_by_name(records: dict[str, dict]) -> None:
     evaluate = load_script(FOLDER / "evaluate.py")
     everything = list(records.values())
-    for fold in ("holdout", "fold3", "fold4"):
+    for fold in ("holdout", "fold3", "fold4", "fold5"):
         args = evaluate.arguments().parse_args(["run", "--index", "x", "--fold", fold])
         assert args.fold == fold
         asked = evaluate.selected(everything, fold)
         assert {r["id"] for r in asked} == {i for i, r in records.items() if r["fold"] == fold}
-    assert not [r for r in evaluate.selected(everything, "all") if r["fold"] in ("holdout", "fold3", "fold4")]
+    later = ("holdout", "fold3", "fold4", "fold5")
+    assert not [r for r in evaluate.selected(everything, "all") if r["fold"] in later]
     assert len(evaluate.selected(everything, "all")) == 207
     rows = [{"kind": "count", "fold": "holdout", "right": True},
             {"kind": "count", "fold": "holdout", "right": False},
@@ -395,5 +457,5 @@ def test_the_evaluator_asks_the_holdout_fold_only_by_name(records: dict[str, dic
     assert table["all"]["report"]["n"] == 1 and table["all"]["all"]["n"] == 3
     section = evaluate.reader_section("candidates", table, {"candidates": [{**r, "mode": "m", "ms": 1.0}
                                       for r in rows]}, 1.0, [])  # fmt: skip
-    assert "| kind | tune | report | holdout | fold3 | fold4 | all |" in section
-    assert "| count | - | 100.0 (1/1) | 50.0 (1/2) | - | - | 66.7 (2/3) |" in section
+    assert "| kind | tune | report | holdout | fold3 | fold4 | fold5 | all |" in section
+    assert "| count | - | 100.0 (1/1) | 50.0 (1/2) | - | - | - | 66.7 (2/3) |" in section
