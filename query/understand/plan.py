@@ -202,7 +202,13 @@ def _hop(question: str, names: list[str] | None = None) -> _Hop | None:
             end = m.end()
             # "the home country of cyclist Jelle Cant hold in …": the hop starts from the name the
             # open-ended group holds, not from all it ran on to
-            inside = sorted((n for n in names or [] if n in entity), key=len, reverse=True)
+            inside = [
+                n
+                for n in sorted((n for n in names or [] if n in entity), key=len, reverse=True)
+                # only lowercase words before it ("cyclist") and after it, none of them "of": the name
+                # is not a part of a longer one ("the Republic of Valdoria", "origin of The Settlers")
+                if not re.search(r"\bof\b|\b(?-i:[A-Z])", entity.replace(n, " ", 1), re.I)
+            ]
             if inside and inside[0] != entity and m.end("e") == m.end():
                 entity = inside[0]
                 end = m.start("e") + m.group("e").index(entity) + len(entity)
