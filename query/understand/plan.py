@@ -111,7 +111,7 @@ class RulePlanner:
         question = understanding.question
         names = _names(understanding)
         years = list(understanding.intent.time.years) or _years(question, names)
-        hop = None if words.YES_NO_START.match(question) else _hop(question)
+        hop = None if words.YES_NO_START.match(question) else _hop(question, names.linked + names.unlinked)
         rest = question
         if hop is not None:
             rest = question[: hop.start] + " " + question[hop.end :]
@@ -194,13 +194,30 @@ class _Hop:
     end: int
 
 
-def _hop(question: str) -> _Hop | None:
+def _hop(question: str, names: list[str] | None = None) -> _Hop | None:
     for pattern, relation in words.CHAIN_HOPS:
         if m := pattern.search(question):
             entity = m.group("e").strip()
             entity = re.sub(r"^(?:the |a )", "", entity)
+            end = m.end()
+            # "the home country of cyclist Jelle Cant hold in …": the hop starts from the name the
+            # open-ended group holds, not from all it ran on to
+            inside = [
+                n
+                for n in sorted((n for n in names or [] if n in entity), key=len, reverse=True)
+                # only lowercase words before it ("cyclist") and after it, none of them "of": the name
+                # is not a part of a longer one ("the Republic of Valdoria", "origin of The Settlers")
+                if not re.search(r"\bof\b|\b(?-i:[A-Z])", entity.replace(n, " ", 1), re.I)
+            ]
+            if inside and inside[0] != entity and m.end("e") == m.end():
+                entity = inside[0]
+                end = m.start("e") + m.group("e").index(entity) + len(entity)
             if entity and entity[0].isupper():
-                return _Hop(relation, entity, m.start(), m.end())
+                # "the country whose capital is X": the noun before the clause is the hop's too
+                before = re.search(
+                    r"\bthe (?:[a-z]+ )?(?:country|nation|state|land|city)\s+$", question[: m.start()], re.I
+                )
+                return _Hop(relation, entity, before.start() if before else m.start(), end)
     return None
 
 
@@ -357,8 +374,11 @@ def _unexplained(
     explained = {stem(w) for m in plan.mentions for w in content_words(m)}
     if reading is not None:
         explained |= {stem(w) for w in content_words(reading.phrase)}
-    if hop is not None:
+    if hop is not None:  # the hop's own words ("the country Corral lies in") are read by it
         explained |= {"capital", "country", "nation", "city", "home"}
+        explained |= {stem(w) for w in content_words(question[hop.start : hop.end])} - {
+            stem(w) for w in content_words(hop.entity)
+        }
     if plan.constraints.threshold_unit:
         explained |= {stem(w) for w in content_words(plan.constraints.threshold_unit)}
     if plan.operation == "count" and (m := re.search(r"how many ([\w\-]+(?: [\w\-]+)?)", question, re.I)):

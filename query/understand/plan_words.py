@@ -174,7 +174,7 @@ CHAIN_HOPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
          "country"),
         (r"\bthe (?:home )?(?:country|nation) (?:where|in which) (?P<e>(?-i:[A-Z][\w\-]*(?: [A-Z][\w\-]*)*)) "
          r"(?:rises|lies|stands|sits|is|was|is located|is situated)\b", "country"),
-        (r"(?-i:(?P<e>[A-Z][\w\-]*(?: [A-Z][\w\-]*)*))(?:'s|\u2019s) (?:home )?(?:country|nation)\b",
+        (r"(?-i:(?P<e>[A-Z][\w\-]*(?: [A-Z][\w\-]*)*))(?:'s|\u2019s) (?:home )?(?:country|nation|homeland)\b",
          "country"),
         (r"\bthe (?:home )?(?:country|nation) of (?:the [a-z]+ )?(?P<e>.+?)(?=[?,.]|$| have| has| in \d)",
          "country"),

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from index.statements import TypedStatement
 from query.lexicon import word_set
+from query.modes.plans import operations as ops
 from query.modes.plans import values as v
 from query.modes.plans.graph_reads import PlanReads
 from query.modes.plans.operations import Subject
@@ -109,6 +110,11 @@ class Grounding:
             counted = {stem(w) for w in content_words(m.group(1))} - mention_words  # the counted noun
         had_property = bool(_final(plan))
         held = self._held(subject.entity_id)
+        if self._after_rules_hop(plan, subject, words, unread, counted):
+            plan.unexplained = [w for w in plan.unexplained if stem(w) in unread]
+            gained = len(before) - len({stem(w) for w in plan.unexplained})
+            plan.confidence = round(min(0.9, plan.confidence + WORD_GAIN * gained), 3)
+            return
         answered_from = held  # the statements the answer is read from: the subject's, or the hop's end's
         if plan.operation == "count" and not had_property and counted:
             match = held_match(words, unread | counted, held, self.properties)
@@ -180,6 +186,39 @@ class Grounding:
             entity = items[0].value_item if items else None
             if entity is not None and not self.reads.known(entity):
                 return
+
+    def _after_rules_hop(
+        self, plan: QuestionPlan, subject: Subject, words: set[str], unread: set[str], counted: set[str]
+    ) -> bool:
+        """A chain whose hop the rules read ("the country Corral lies in") and nothing after it: the
+        asked property is read from the unread (and counted) words against the properties of the entity
+        the hop reaches, not the subject's (``unread`` is updated in place)."""
+        if not 1 <= len(plan.relations) <= 2 or plan.relations[0] not in plan_words.HOP_PROPERTIES:
+            return False
+        if not any(n.startswith("chain: first hop") for n in plan.notes) or not (unread | counted):
+            return False
+        if len(plan.relations) == 2 and not unread:
+            return False  # the rules read the asked property and every word: nothing to ground
+        hop = plan.relations[0]
+        props = [p for p in plan.resolved.get(f"relation:{hop}", "").split(",") if p]
+        try:
+            reached = ops.follow(self.reads, subject, props)
+        except ops.CannotExecute:
+            return False
+        if not self.reads.known(reached.entity_id):
+            return False
+        plan.notes.append(f"hop {hop!r} → {reached.label} ({reached.entity_id}), the rules' chain hop")
+        there = self._held(reached.entity_id)
+        if len(plan.relations) == 2:  # the rules' property, kept unless the reached entity's reads more
+            match = held_match(words, unread, there, self.properties)
+            if match is None or not match.covered & unread:
+                return False
+            plan.relations.pop()
+        left = self._property(plan, there, words, unread | counted, reached.label)
+        if _final(plan) == props:
+            return False
+        unread.intersection_update(left)
+        return True
 
     # -- the parts -----------------------------------------------------------------------------------
 

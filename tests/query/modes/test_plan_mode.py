@@ -278,3 +278,22 @@ def test_a_unit_word_names_the_one_quantity_in_that_unit(engine, dump):
     result = engine.ask("Does Rennes sit above the 50-metre line?")
     assert result.mode == "kg-plan", result.route
     assert result.answer == ("yes" if elevation > 50 else "no")
+
+
+def test_the_asked_property_is_read_on_the_entity_the_rules_hop_reaches(engine, dump):
+    """ "the country Bonn lies in" is the rules' hop (P17); "diplomatic relations" is read against the
+    properties of the country reached, not of Bonn, and counted there."""
+    country = item(best(dump["Q586"], "P17")[0])
+    result = engine.ask("With how many states does the country Bonn lies in keep diplomatic relations?")
+    assert result.mode == "kg-plan", result.route
+    assert result.answer == str(len(ongoing_items(dump[country], "P530"))), result.route
+    assert result.plan is not None and result.plan.resolved.get("relation:diplomatic relation") == "P530"
+
+
+def test_the_hop_starts_from_the_name_inside_an_open_ended_phrase(engine, dump):
+    """ "the capital of Saarland according to …": the hop starts from Saarland, not from all the words
+    the phrase ran on to, and the rest is read on the capital."""
+    capital = item(best(dump["Q1201"], "P36")[0])
+    result = engine.ask("How many people lived in the capital of Saarland according to the latest count?")
+    assert result.mode == "kg-plan", result.route
+    assert Decimal(result.answer.replace(",", "")) == amount(current(dump[capital], "P1082"))
