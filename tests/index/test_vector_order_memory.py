@@ -9,6 +9,8 @@ Real parquet cache parts, real DuckDB, a real LanceDB write; random vectors (no 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -61,7 +63,9 @@ def cached(
     return evidence, cache, {ids[i]: vectors[i] for i in range(ROWS)}
 
 
-def _small_duckdb(spill: Path) -> duckdb.DuckDBPyConnection:
+@contextmanager
+def _small_duckdb(spill: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A DuckDB held to ``DUCKDB_MB``, far below the vectors it orders (MemoryBudget's floor is 64 MB)."""
     con = duckdb.connect(
         config={
             "memory_limit": f"{DUCKDB_MB}MB",
@@ -71,22 +75,28 @@ def _small_duckdb(spill: Path) -> duckdb.DuckDBPyConnection:
         }
     )
     con.execute("SET enable_progress_bar = false")
-    return con
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+def _ordered(
+    evidence: pa.Table, cache: EmbeddingCache, con: duckdb.DuckDBPyConnection, tmp_path: Path, batch_rows: int
+) -> pa.RecordBatchReader:
+    """The vectors of ``evidence`` in its order, ``batch_rows`` at a time, as the vectors stage reads them."""
+    relation = InMemoryEvidence(evidence, con)
+    return vector_batches(relation, cache, con, DIM, "random@0", batch_rows=batch_rows, scratch_dir=tmp_path)
 
 
 def test_vectors_come_in_evidence_order_from_a_duckdb_far_smaller_than_them(cached, tmp_path) -> None:
     evidence, cache, truth = cached
-    con = _small_duckdb(tmp_path / "spill")
-    try:
-        relation = InMemoryEvidence(evidence, con)
-        reader = vector_batches(relation, cache, con, DIM, "random@0", batch_rows=3_000, scratch_dir=tmp_path)
-        sizes, ids, vectors = [], [], []
-        for batch in reader:
+    sizes, ids, vectors = [], [], []
+    with _small_duckdb(tmp_path / "spill") as con:
+        for batch in _ordered(evidence, cache, con, tmp_path, batch_rows=3_000):
             sizes.append(batch.num_rows)
             ids += batch.column("evidence_id").to_pylist()
             vectors.append(vector_matrix(batch.column("vector")))
-    finally:
-        con.close()
     assert max(sizes) <= 3_000 and sum(sizes) == ROWS
     assert ids == evidence.column("evidence_id").to_pylist(), "evidence order"
     matrix = np.vstack(vectors)
@@ -97,13 +107,9 @@ def test_vectors_come_in_evidence_order_from_a_duckdb_far_smaller_than_them(cach
 
 def test_the_lancedb_table_holds_them_in_that_order(cached, tmp_path) -> None:
     evidence, cache, truth = cached
-    con = _small_duckdb(tmp_path / "spill")
-    try:
-        relation = InMemoryEvidence(evidence, con)
-        reader = vector_batches(relation, cache, con, DIM, "random@0", batch_rows=5_000, scratch_dir=tmp_path)
+    with _small_duckdb(tmp_path / "spill") as con:
+        reader = _ordered(evidence, cache, con, tmp_path, batch_rows=5_000)
         stats = build_vector_index(reader, tmp_path / "vectors", VectorIndexSettings(ann_min_rows=10**9))
-    finally:
-        con.close()
     assert stats.rows == ROWS and stats.source_type_counts == {"table": 20_000, "text": 40_000}
     table = lancedb.connect(tmp_path / "vectors").open_table("evidence").to_arrow()
     assert table.column("evidence_id").to_pylist() == evidence.column("evidence_id").to_pylist()
@@ -116,13 +122,10 @@ def test_the_lancedb_table_holds_them_in_that_order(cached, tmp_path) -> None:
 def test_an_id_without_a_vector_is_named_before_any_batch(cached, tmp_path) -> None:
     evidence, cache, _ = cached
     extra = pa.table({"evidence_id": ["zz-missing"], "source_type": ["text"], "page_title": ["Nowhere"]})
-    con = _small_duckdb(tmp_path / "spill")
-    try:
-        relation = InMemoryEvidence(pa.concat_tables([evidence, extra]), con)
+    with _small_duckdb(tmp_path / "spill") as con:
+        reader = _ordered(pa.concat_tables([evidence, extra]), cache, con, tmp_path, batch_rows=65_536)
         with pytest.raises(KeyError, match=r"1 ids have no vector.*zz-missing"):
-            next(iter(vector_batches(relation, cache, con, DIM, "random@0", scratch_dir=tmp_path)))
-    finally:
-        con.close()
+            next(iter(reader))
 
 
 def test_write_batches_follow_the_memory_budget() -> None:
