@@ -82,9 +82,9 @@ class GraphStats(BaseModel):
     edges_per_second: float = Field(description="rel rows loaded per second by COPY")
     peak_rss_mb: dict[str, float] = Field(
         default_factory=dict,
-        description="the process's peak RSS after each phase, in order: each Parquet file written ('write "
-        "NAME'), then each table's COPY ('copy NAME'); the phase whose figure jumps is where a large "
-        "graph's memory goes",
+        description="peak RSS after each phase, in order: each Parquet file written ('write NAME', the "
+        "write process's own), then each table's COPY ('copy NAME', the stage's process); the phase whose "
+        "figure jumps is where a large graph's memory goes",
     )
 
 

@@ -272,6 +272,7 @@ class NameStore:
         self.property_labels: dict[str, str] = dict(
             zip(props["id"].to_pylist(), props["label"].to_pylist(), strict=True)
         )
+        self.unit_table = unit_table  # a process of its own (the graph's writes) reads it again
         self.units = read_units(unit_table)
 
     def on(self, con: duckdb.DuckDBPyConnection) -> NameStore:

@@ -41,7 +41,7 @@ def write_tables(run: Path, scratch: Path) -> dict[str, int]:
     from index.duck import MemoryBudget, connect
     from index.evidence_reader import EvidenceReader
     from index.graph import NODE_TABLES, REL_TABLES
-    from index.graph_build import GraphTables, write_graph_tables
+    from index.graph_tables import GraphTables, write_graph_tables
     from index.names import NameStore
 
     args = json.loads((run / "scale-steps" / "stage-graph.args.json").read_text())

@@ -31,7 +31,8 @@ from index.graph import (
     GraphStats,
     node_key,
 )
-from index.graph_build import build_graph
+from index.graph_build import build_graph, write_apart
+from index.graph_tables import WriteRequest, WriteResult
 from index.kuzu_store import NODE_GROUP_ROWS, GraphMemoryError, GraphStore
 from index.lexicon import Lexicon
 from index.names import ENTITIES, NameStore, build_names
@@ -213,15 +214,35 @@ def test_bulk_load_uses_copy_and_every_edge_lands(
     assert counts["Page"] >= len(lexicon.articles)
     assert counts["Entity"] >= pq.ParquetFile(sample_names.dir / ENTITIES).metadata.num_rows
     assert built.stats.edges_per_second > 0
-    # the peak RSS after each phase, in the order the phases ran (a peak never falls)
+    # the peak RSS after each phase, in the order the phases ran: the writes' in their own process, then
+    # the COPYs' in this one (a process's peak never falls)
     peaks = built.stats.peak_rss_mb
     copies = [f"copy {name}" for name in (*NODE_TABLES, *REL_TABLES)]
     phases = list(peaks)
     assert phases[:2] == ["write qualifiers", "write colon_titles"] and phases[-len(copies) :] == copies
     writes = phases[: -len(copies)]
     assert writes[-1] == "write Entity" and all(p.startswith("write ") for p in writes)
-    values = list(peaks.values())
-    assert all(0 < a <= b for a, b in itertools.pairwise(values)), peaks
+    for group in (writes, copies):
+        values = [peaks[name] for name in group]
+        assert all(0 < a <= b for a, b in itertools.pairwise(values)), peaks
+    result = WriteResult.model_validate_json((built.work_dir / "write-result.json").read_text())
+    assert result.peak_rss_mb == {name: peaks[name] for name in writes}  # what the write process said
+
+
+def test_a_write_phase_that_fails_in_its_process_says_so(tmp_path: Path) -> None:
+    """The writes run in a child process: its failure must surface here as an error that says where to
+    look, not as a missing file later."""
+    request = WriteRequest(
+        ingest_dir=tmp_path / "ingest",
+        evidence_dir=tmp_path / "no-such-version",
+        entity_records=tmp_path / "entities.parquet",
+        names_dir=tmp_path / "names",
+        unit_table=None,
+        work_dir=tmp_path / "work",
+        budget=MemoryBudget(memory_mb=256),
+    )
+    with pytest.raises(RuntimeError, match=r"failed in their own process \(exit status 1"):
+        write_apart(request)
 
 
 def test_item_statement_is_a_fact_with_its_label_and_evidence(
