@@ -37,6 +37,29 @@ from index.graph import NODE_TABLES, REL_TABLES, SCHEMA  # noqa: E402
 from index.kuzu_store import NODE_GROUP_ROWS, GraphStore  # noqa: E402
 from index.names import NameStore, build_names  # noqa: E402
 
+SLICES: list[dict] = []  # one entry a COPY and a reopen: table, rows, seconds, RSS after
+
+
+def time_slices() -> None:
+    """Note the seconds of every COPY and every reopen (``SLICES``): does either grow as the database does?"""
+    copy, reopen = GraphStore._copy, GraphStore.reopen
+
+    def timed_copy(self: GraphStore, table: str, path: Path) -> None:
+        clock = time.perf_counter()
+        copy(self, table, path)
+        rows = pq.ParquetFile(path).metadata.num_rows
+        SLICES.append({"table": table, "rows": rows, "copy_s": round(time.perf_counter() - clock, 2)})
+
+    def timed_reopen(self: GraphStore) -> None:
+        clock = time.perf_counter()
+        reopen(self)
+        if SLICES:
+            SLICES[-1].update(
+                reopen_s=round(time.perf_counter() - clock, 2), current_mb=round(current_mb(), 1)
+            )
+
+    GraphStore._copy, GraphStore.reopen = timed_copy, timed_reopen
+
 
 def current_mb() -> float:
     """Resident memory now (``/proc/self/statm``), not the peak."""
@@ -45,6 +68,11 @@ def current_mb() -> float:
 
 def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def children_peak_mb() -> float:
+    """The largest peak RSS of a child process that has ended (the graph's write phase)."""
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
 def stage(run: Path, work: Path, memory_mb: int) -> dict:
@@ -67,14 +95,19 @@ def stage(run: Path, work: Path, memory_mb: int) -> dict:
         run / "ingest", EvidenceReader(version), version / layout.ENTITY_TABLE, names, work / "graph.kz",
         work / "graph", budget,
     )  # fmt: skip
+    # the writes run in a child process of their own (index.graph_tables): their peaks are the child's,
+    # and only the COPY phases, in this process, have a current RSS
+    copies = iter(marks)
     phases = [
-        {"phase": name, "current_mb": now, "peak_mb": peak}
-        for (name, peak), now in zip(stats.peak_rss_mb.items(), marks, strict=True)
+        {"phase": name, "current_mb": next(copies) if name.startswith("copy ") else None, "peak_mb": peak}
+        for name, peak in stats.peak_rss_mb.items()
     ]
     return {"start_mb": round(started, 1), "phases": phases, "seconds": stats.seconds, "edges": stats.edges}
 
 
-def kuzu_only(work: Path, pool_mb: int, rel_slice_rows: int | None = None) -> dict:
+def kuzu_only(
+    work: Path, pool_mb: int, rel_slice_rows: int | None = None, node_slice_rows: int | None = None
+) -> dict:
     tables, db = work / "graph", work / "kuzu-only.kz"
     for path in (db, db.with_name(db.name + ".wal")):
         path.unlink(missing_ok=True)
@@ -86,7 +119,10 @@ def kuzu_only(work: Path, pool_mb: int, rel_slice_rows: int | None = None) -> di
             if pq.ParquetFile(parquet).metadata.num_rows:
                 rel = name in REL_TABLES
                 rel_rows = rel_slice_rows or graph_build.rel_slice_rows(pool_mb)
-                slices = rel_rows if rel else NODE_GROUP_ROWS
+                node_rows = node_slice_rows or getattr(
+                    graph_build, "node_slice_rows", lambda _: NODE_GROUP_ROWS
+                )(pool_mb)
+                slices = rel_rows if rel else node_rows
                 # the columns each COPY loads; None on code from before the graph's integer keys
                 columns = getattr(graph, "COPY_COLUMNS", {}).get(name)
                 store.copy_from(name, parquet, slice_rows=slices, **({"columns": columns} if columns else {}))
@@ -100,6 +136,7 @@ def kuzu_only(work: Path, pool_mb: int, rel_slice_rows: int | None = None) -> di
         "seconds": seconds,
         "pool_mb": pool_mb,
         "rel_slice_rows": rel_slice_rows or graph_build.rel_slice_rows(pool_mb),
+        "node_slice_rows": node_slice_rows,
     }
 
 
@@ -117,16 +154,32 @@ def main() -> int:
     parser.add_argument(
         "--rel-slice-rows", type=int, help="rows of one rel COPY for --kuzu-only (default: the stage's rule)"
     )
+    parser.add_argument(
+        "--node-slice-rows",
+        type=int,
+        help="rows of one node COPY for --kuzu-only (default: the stage's)",
+    )
+    parser.add_argument("--slices", action="store_true", help="time every COPY and reopen (in the JSON)")
     args = parser.parse_args()
+    if args.slices:
+        time_slices()
     if args.kuzu_only:
-        result = kuzu_only(args.work, args.pool, args.rel_slice_rows)
+        result = kuzu_only(args.work, args.pool, args.rel_slice_rows, args.node_slice_rows)
     else:
         shutil.rmtree(args.work, ignore_errors=True)
         args.work.mkdir(parents=True)
         result = stage(args.run, args.work, args.memory_mb)
-    result.update(code=str(REPO), run=str(args.run), peak_mb=round(peak_mb(), 1))
+    result.update(
+        code=str(REPO),
+        run=str(args.run),
+        peak_mb=round(peak_mb(), 1),
+        children_peak_mb=round(children_peak_mb(), 1),
+    )
+    if args.slices:
+        result["slices"] = SLICES
     for phase in result["phases"]:
-        print(f"{phase['phase']:40s} current {phase['current_mb']:8.1f}  peak {phase['peak_mb']:8.1f}")
+        now = "-" if phase["current_mb"] is None else f"{phase['current_mb']:.1f}"
+        print(f"{phase['phase']:40s} current {now:>8s}  peak {phase['peak_mb']:8.1f}")
     print(json.dumps(result))
     return 0
 
