@@ -52,7 +52,10 @@ def write_apart(request: WriteRequest) -> WriteResult:
     result_path.unlink(missing_ok=True)
     request_path.write_text(request.model_dump_json())
     command = [sys.executable, "-m", "index.graph_tables", str(request_path), str(result_path)]
-    status = subprocess.run(command, check=False).returncode
+    # the child imports the very code this process runs, wherever this process found it (a checkout put
+    # first on sys.path by a script, not only the installed package)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path for path in sys.path if path)}
+    status = subprocess.run(command, check=False, env=env).returncode
     if status != 0 or not result_path.is_file():
         raise RuntimeError(
             f"the graph's table writes failed in their own process (exit status {status}; its traceback "
