@@ -67,33 +67,38 @@ def test_size_kinds_and_folds(records: dict[str, dict]) -> None:
     assert min(kinds.values()) >= 20, kinds
     for kind in KINDS:
         folds = Counter(r["fold"] for r in records.values() if r["kind"] == kind)
-        assert set(folds) == {"tune", "report", "holdout", "fold3", "fold4", "fold5"}, (kind, folds)
+        assert set(folds) == {"tune", "report", "holdout", "fold3", "fold4", "fold5", "fold6"}, (kind, folds)
         assert abs(folds["tune"] - folds["report"]) <= 1, (kind, folds)
         assert folds["holdout"] >= 10, (kind, folds)
         assert folds["fold3"] >= 13, (kind, folds)
         assert folds["fold4"] == 13, (kind, folds)
         assert folds["fold5"] == 13, (kind, folds)
+        assert folds["fold6"] == 13, (kind, folds)
     assert sum(r["fold"] == "holdout" for r in records.values()) >= 80
     assert sum(r["fold"] == "fold3" for r in records.values()) >= 104
     assert sum(r["fold"] == "fold4" for r in records.values()) == 104
     assert sum(r["fold"] == "fold5" for r in records.values()) == 104
+    assert sum(r["fold"] == "fold6" for r in records.values()) == 104
     assert len({r["question"].casefold() for r in records.values()}) == len(records)
 
 
 def test_the_holdout_fold_is_named_in_its_source_lines(gold: ModuleType, records: dict[str, dict]) -> None:
-    """The holdout, fold3, fold4 and fold5 questions were written after the split: each source line says its
-    fold, the shuffle leaves them out, so the 207 older questions keep the folds they had."""
+    """The holdout, fold3, fold4, fold5 and fold6 questions were written after the split: each source line
+    says its fold, the shuffle leaves them out, so the 207 older questions keep the folds they had."""
     source = [json.loads(line) for line in gold.SOURCE.read_text(encoding="utf-8").splitlines()]
-    for fold in ("holdout", "fold3", "fold4", "fold5"):
+    later = ("holdout", "fold3", "fold4", "fold5", "fold6")
+    for fold in later:
         named = {r["id"] for r in source if r.get("fold") == fold}
         assert named == {i for i, r in records.items() if r["fold"] == fold}
-    assert not {r["id"] for r in source if r.get("fold") not in (None, "holdout", "fold3", "fold4", "fold5")}
+    assert not {r["id"] for r in source if r.get("fold") not in (None, *later)}
     fold3 = sorted(int(r["id"][3:]) for r in source if r.get("fold") == "fold3")
     assert fold3[0] == 314 and fold3 == list(range(314, 314 + len(fold3)))
     fold4 = sorted(int(r["id"][3:]) for r in source if r.get("fold") == "fold4")
     assert fold4 == list(range(418, 522))
     fold5 = sorted(int(r["id"][3:]) for r in source if r.get("fold") == "fold5")
     assert fold5 == list(range(522, 626))
+    fold6 = sorted(int(r["id"][3:]) for r in source if r.get("fold") == "fold6")
+    assert fold6 == list(range(626, 730))
     older = [r for r in source if "fold" not in r]
     assert len(older) == 207 and all(int(r["id"][3:]) <= 207 for r in older)
 
@@ -109,7 +114,7 @@ def test_answers_are_names_numbers_or_refusals_never_bare_ids(records: dict[str,
 
 
 def test_the_split_is_seeded_and_stratified(gold: ModuleType, records: dict[str, dict]) -> None:
-    named = ("holdout", "fold3", "fold4", "fold5")
+    named = ("holdout", "fold3", "fold4", "fold5", "fold6")
 
     def unsplit() -> list[dict]:  # a fold the source line names (holdout, fold3, ...) is kept, not shuffled
         shuffled = [{"id": r["id"], "kind": r["kind"], **({"fold": r["fold"]} if r["fold"] in named else {})}
@@ -362,6 +367,44 @@ def test_fold5_a_year_that_is_not_the_preferred_one(records: dict[str, dict]) ->
     assert records["nq-545"]["answers"] == ["231,491", "231491"]
 
 
+def test_fold6_a_summit_below_sea_level(records: dict[str, dict]) -> None:
+    (elevation,) = claims("Q3516685", "P2044")  # Teahitia, a seamount
+    value = elevation["mainsnak"]["datavalue"]["value"]
+    assert value["amount"] == "-1600" and value["unit"].endswith("/Q11573")  # metres
+    assert records["nq-633"]["answers"] == ["-1,600", "-1600"] and records["nq-633"]["unit"] == "metre"
+    assert records["nq-714"]["answers"] == ["yes"]  # below the threshold 0
+
+
+def test_fold6_a_year_that_reverses_the_current_order(records: dict[str, dict]) -> None:
+    """Out-of-school children: in 2010 Angola had more than Mali; Mali's current (2015) figure is higher."""
+
+    def by_year(qid: str) -> dict[str, tuple[str, str]]:  # year -> (rank, amount)
+        out = {}
+        for c in claims(qid, "P2573"):
+            year = c["qualifiers"]["P585"][0]["datavalue"]["value"]["time"][1:5]
+            out[year] = (c["rank"], c["mainsnak"]["datavalue"]["value"]["amount"])
+        return out
+
+    mali, angola = by_year("Q912"), by_year("Q916")
+    assert mali["2010"][1] == "+2002971" and angola["2010"][1] == "+2088363"
+    assert mali["2015"] == ("preferred", "+2474516") and angola["2010"][0] == "preferred"
+    assert records["nq-669"]["answers"][0] == "Angola"
+
+
+def test_fold6_a_capital_s_parishes_and_a_capital_of_with_two_values(records: dict[str, dict]) -> None:
+    (capital,) = claims("Q45", "P36")
+    assert capital["mainsnak"]["datavalue"]["value"]["id"] == "Q597"  # Portugal is governed from Lisbon
+    parishes = claims("Q597", "P150")
+    assert len({c["mainsnak"]["datavalue"]["value"]["id"] for c in parishes}) == 24
+    assert not [c for c in parishes if "P582" in c.get("qualifiers", {}) or c["rank"] == "deprecated"]
+    assert records["nq-662"]["answers"] == ["24"]
+    seat_of = [c["mainsnak"]["datavalue"]["value"]["id"] for c in claims("Q1724", "P1376")]
+    assert seat_of == ["Q1201", "Q310293"]  # Saarbrücken: so nq-664 goes back from Saarland's P36
+    countries = {c["mainsnak"]["datavalue"]["value"]["id"]: c["rank"] for c in claims("Q1201", "P17")}
+    assert countries == {"Q183": "preferred", "Q713750": "normal"}  # Saarland: Germany, not West Germany
+    assert records["nq-664"]["answers"][0] == "Germany"
+
+
 def test_inverse_chain(records: dict[str, dict]) -> None:
     capitals = [c["mainsnak"]["datavalue"]["value"]["id"] for c in claims("Q1201", "P36")]
     assert capitals == ["Q1724"]  # Saarland's capital is Saarbrücken
@@ -441,12 +484,12 @@ def test_the_judge_matches_names_numbers_units_and_refusals() -> None:
 def test_the_evaluator_asks_the_holdout_fold_only_by_name(records: dict[str, dict]) -> None:
     evaluate = load_script(FOLDER / "evaluate.py")
     everything = list(records.values())
-    for fold in ("holdout", "fold3", "fold4", "fold5"):
+    for fold in ("holdout", "fold3", "fold4", "fold5", "fold6"):
         args = evaluate.arguments().parse_args(["run", "--index", "x", "--fold", fold])
         assert args.fold == fold
         asked = evaluate.selected(everything, fold)
         assert {r["id"] for r in asked} == {i for i, r in records.items() if r["fold"] == fold}
-    later = ("holdout", "fold3", "fold4", "fold5")
+    later = ("holdout", "fold3", "fold4", "fold5", "fold6")
     assert not [r for r in evaluate.selected(everything, "all") if r["fold"] in later]
     assert len(evaluate.selected(everything, "all")) == 207
     rows = [{"kind": "count", "fold": "holdout", "right": True},
@@ -457,5 +500,5 @@ def test_the_evaluator_asks_the_holdout_fold_only_by_name(records: dict[str, dic
     assert table["all"]["report"]["n"] == 1 and table["all"]["all"]["n"] == 3
     section = evaluate.reader_section("candidates", table, {"candidates": [{**r, "mode": "m", "ms": 1.0}
                                       for r in rows]}, 1.0, [])  # fmt: skip
-    assert "| kind | tune | report | holdout | fold3 | fold4 | fold5 | all |" in section
-    assert "| count | - | 100.0 (1/1) | 50.0 (1/2) | - | - | - | 66.7 (2/3) |" in section
+    assert "| kind | tune | report | holdout | fold3 | fold4 | fold5 | fold6 | all |" in section
+    assert "| count | - | 100.0 (1/1) | 50.0 (1/2) | - | - | - | - | 66.7 (2/3) |" in section
