@@ -174,7 +174,7 @@ class RulePlanner:
         return plan
 
 
-_HOP_OWN = {"capital": {"P36"}, "^capital": {"P36"}, "country": {"P17", "P27"}}
+_HOP_OWN = {"capital": {"P36"}, "^capital": {"P36"}, "country": {"P17", "P27"}, "birthplace": {"P19", "P569"}}
 
 
 def _years(question: str, names: _Names) -> list[int]:
@@ -265,6 +265,9 @@ def _operation(question: str, names: _Names, rest: str) -> str:
 
 
 def _class_noun(question: str) -> str | None:
+    continents = "|".join(re.escape(c) for c in words.CONTINENTS)
+    if re.match(rf"\s*where in (?:{continents})\b", question, re.I):
+        return "country"  # "Where in Europe is the fertility rate lowest?": which of its countries
     for token in re.findall(r"[\w\-]+", question.lower()):
         for noun in words.CLASS_SYNONYMS:
             if token in (noun, noun + "s", noun + "es", noun[:-1] + "ies", noun[:-1] + "ies"):
@@ -326,7 +329,15 @@ def _constraints(plan: QuestionPlan, question: str, reading: PropertyReading | N
         c.threshold_unit = m.group("unit")
         if m.group("cmp").lower() in ("before", "after"):
             c.years = [y for y in c.years if y != int(number)]  # the year is the threshold, not a time
-    elif plan.operation == "yes_no" and re.search(r"\bthan\b", question) and c.pick is not None:
+    elif (
+        plan.operation == "yes_no"
+        and c.pick is not None
+        and (
+            re.search(r"\bthan\b", question)
+            or (dated and len(plan.mentions) >= 2 and re.search(r"\b(?:before|after)\b", question, re.I))
+        )
+    ):
+        # "Is A older than B?"; "Was A founded after B?": the dates of two named entities compared
         c.comparator = ">" if c.pick == "max" else "<"
 
 
@@ -381,7 +392,7 @@ def _unexplained(
         }
     if plan.constraints.threshold_unit:
         explained |= {stem(w) for w in content_words(plan.constraints.threshold_unit)}
-    if plan.operation == "count" and (m := re.search(r"how many ([\w\-]+(?: [\w\-]+)?)", question, re.I)):
+    if plan.operation == "count" and (m := words.COUNTED.search(question)):
         explained |= {
             stem(w) for w in content_words(m.group(1))
         }  # the counted noun: "countries", "twin towns"

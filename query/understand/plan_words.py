@@ -38,11 +38,24 @@ def _words(prop: str, pattern: str, kind: str, *fallbacks: str) -> PropertyWords
 
 
 PROPERTY_WORDS: tuple[PropertyWords, ...] = (
+    # "GDP per head", "output per person", "produces the least per head of population": per capita, before
+    # the economy's GDP (P2131) and the population the words also name
+    _words(
+        "P2132",
+        r"(?:\b(?:gdp|output|income|economy|wealth|produces?)\b[\w ]{0,30}?)?"
+        r"\bper[ -](?:capita|head|person|inhabitant|resident)\b(?: of (?:the )?population)?",
+        "number",
+    ),
+    _words(
+        "P2573",
+        r"\bout[ -]of[ -]school\b|\b(?:missing|missed|missing out on|not in|kept out of) (?:primary )?school",
+        "number",
+    ),
     _words("P1081", r"\bhdi\b|human development", "number"),
     _words(
         "P4841",
-        r"fertility|births per woman|\bchildren (?:did a woman|per woman|on average)\b"
-        r"|\bwom[ae]n\b.*\b(?:children|kids)\b",
+        r"fertility(?: rates?)?|births per woman|\bchildren (?:did a woman|per woman|on average)\b"
+        r"|\bwom[ae]n\b.*\b(?:children|kids)\b|\b(?:children|kids)\b.*\bwom[ae]n\b",
         "number",
     ),
     _words("P2131", r"\bgdp\b|gross domestic|\beconomy\b", "number"),
@@ -80,7 +93,8 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
     ),
     _words(
         "P571",
-        r"\bfounded\b|\bfounding\b|\bc[oa]me into (?:being|existence)\b|\bset up\b|\bexist\w*|\bestablished\b"
+        r"\bfounded\b|\bfounding\b|\bgo(?:es)? back\b|\bdates? back\b|\bbeen around\b"
+        r"|\bc[oa]me into (?:being|existence)\b|\bset up\b|\bexist\w*|\bestablished\b"
         r"|\bolde(?:r|st)\b|\bearlie(?:r|st)\b|\byoung(?:er|est)\b|\binception\b|\bcreated\b|\bindependen(?:t|ce)\b"
         r"|\bbec[oa]me (?:a (?:state|country|nation)|independent)\b",
         "date",
@@ -115,7 +129,9 @@ MIN_CUES = re.compile(
     r"(?:clos|near)(?:er|est) to sea level|lies lower)\b",
     re.I,
 )
-EARLY_CUES = re.compile(r"\b(?:older|oldest|earlier|earliest|first|before)\b", re.I)
+EARLY_CUES = re.compile(
+    r"\b(?:older|oldest|earlier|earliest|first|before|(?:been )?around (?:for )?longer)\b", re.I
+)
 LATE_CUES = re.compile(r"\b(?:younger|youngest|newer|newest|later|latest|last|after)\b", re.I)
 SUPERLATIVE_CUES = re.compile(
     r"\b(?:most|largest|biggest|highest|greatest|tallest|smallest|fewest|lowest|least|oldest|youngest|"
@@ -128,6 +144,8 @@ COUNT_START = re.compile(
     re.I,
 )
 """A count, unless what follows "how many" is the population's noun ("how many people")."""
+COUNTED = re.compile(r"\b(?:how many|(?<!average )number of) ([\w\-]+(?: [\w\-]+)?)", re.I)
+"""What a count question counts: the words after "how many" or "the number of" ("municipalities that")."""
 NOT_COUNTED = re.compile(
     r"\bhow many (?:people|inhabitants|residents|folks|persons|human beings|children|square|metres|meters|km"
     r"|feet|lived|live|living|dwell\w*|resided|reside)\b",
@@ -166,7 +184,7 @@ CHAIN_HOPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"^(?P<e>.+?) is the capital of (?:which|what)\b", "^capital"),
         (r"\bthe capital(?: city)? of (?P<e>.+?)(?=[?,.]|$| in \d| founded| in square| by )", "capital"),
         (r"(?-i:(?P<e>[A-Z][\w\-]*(?: [A-Z][\w\-]*)*))(?:'s|\u2019s) capital\b", "capital"),
-        (r"\bthe (?:home )?(?:country|nation)(?: that| which| where)? (?:the [a-z]+ )?(?P<e>.+?) "
+        (r"\bthe (?:home )?(?:country|nation|state)(?: that| which| where)? (?:the [a-z]+ )?(?P<e>.+?) "
          r"(?:is in|is located in|lies in|belongs to|stands|stands in|is part of|comes from|is from|"
          r"is a citizen of|was a citizen of|was born in|rises|rises in|sits in|is situated in|"
          r"holds citizenship of|has citizenship of|"
@@ -178,11 +196,24 @@ CHAIN_HOPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
          "country"),
         (r"\bthe (?:home )?(?:country|nation) of (?:the [a-z]+ )?(?P<e>.+?)(?=[?,.]|$| have| has| in \d)",
          "country"),
+        (r"\bthe (?:city|town|village|place|municipality) (?:where|in which) "
+         r"(?P<e>(?-i:[A-Z][\w\-.]*(?: [A-Z][\w\-.]*)*)) was born\b", "birthplace"),
+        (r"\bthe (?:city|town|village|place|municipality) (?:that |which )?"
+         r"(?P<e>(?-i:[A-Z][\w\-.]*(?: [A-Z][\w\-.]*)*)) was born in\b", "birthplace"),
+        (r"\bthe (?:birthplace|place of birth|home ?town) of (?P<e>(?-i:[A-Z][\w\-.]*(?: [A-Z][\w\-.]*)*))",
+         "birthplace"),
+        (r"(?-i:(?P<e>[A-Z][\w\-]*(?: [A-Z][\w\-]*)*))(?:'s|\u2019s) (?:birthplace|home ?town)\b",
+         "birthplace"),
     )
 )  # fmt: skip
 """A chain's first hop, the entity it starts from (``e``) and the relation it follows; ``^`` follows
 it backwards (the state whose capital is X)."""
-HOP_PROPERTIES = {"capital": ("P36",), "^capital": ("^P36", "P1376"), "country": ("P17", "P27", "P131")}
+HOP_PROPERTIES = {
+    "capital": ("P36",),
+    "^capital": ("^P36", "P1376"),
+    "country": ("P17", "P27", "P131"),
+    "birthplace": ("P19",),
+}
 
 CLASS_SYNONYMS: dict[str, tuple[str, ...]] = {
     "city": ("city", "big city", "metropolis", "city with millions of inhabitants", "urban municipality"),
@@ -191,6 +222,7 @@ CLASS_SYNONYMS: dict[str, tuple[str, ...]] = {
     "comune": ("comune",),
     "commune": ("commune",),
     "country": ("country", "sovereign state", "republic", "kingdom", "monarchy", "state"),
+    "economy": ("country", "sovereign state", "republic", "kingdom", "monarchy", "state"),
     "nation": ("country", "sovereign state", "republic", "kingdom", "monarchy", "state"),
     "state": ("state", "federated state", "constituent state"),
     "peak": ("mountain", "peak", "summit"),
@@ -205,8 +237,9 @@ call a commune or a comune)."""
 
 CONTINENTS = {
     "european": "Europe", "europe": "Europe", "african": "Africa", "africa": "Africa", "asian": "Asia",
-    "asia": "Asia", "south american": "South America", "north american": "North America",
-    "oceanian": "Oceania",
+    "asia": "Asia", "south american": "South America", "south america": "South America",
+    "north american": "North America", "north america": "North America", "oceanian": "Oceania",
+    "oceania": "Oceania",
 }  # fmt: skip
 """Continent adjectives → the continent's English name."""
 

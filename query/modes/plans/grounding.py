@@ -25,7 +25,6 @@ put into a query.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -70,13 +69,36 @@ def held_match(
         if properties.datatype(pid) not in datatypes:
             continue
         for name, is_label, name_words in properties.names(pid):
-            covered = name_words & words
-            if not covered & unread or (name_words - covered) - DATATYPE_WORDS:
+            covered, missing = _said(name_words, words)
+            if not covered & unread or missing - DATATYPE_WORDS:
                 continue
             key = (len(covered), is_label, -len(name_words - covered), -_rank(pid))
             if best is None or key > best[0]:
                 best = (key, HeldMatch(pid, name, frozenset(covered)))
     return best[1] if best else None
+
+
+ADJECTIVES_OF = {stem(noun): frozenset(stem(a) for a in adjectives.split()) for noun, adjectives in (
+    ("width", "wide"), ("breadth", "broad wide"), ("depth", "deep"), ("length", "long"),
+    ("height", "high tall"), ("weight", "heavy"), ("mass", "heavy"), ("speed", "fast"),
+)}  # fmt: skip
+"""A dimension's noun → the adjective a question says it with ("more than 12 metres *wide*": *width*,
+an alias of a ship's beam). English, not data: which property is meant still comes from what the
+subject holds."""
+
+
+def _said(name_words: frozenset[str], words: set[str]) -> tuple[set[str], set[str]]:
+    """The question's words that say a name's words (a word itself, or its adjective for a dimension's
+    noun), and the name's words it does not say."""
+    covered, missing = set(), set()
+    for word in name_words:
+        if word in words:
+            covered.add(word)
+        elif said := ADJECTIVES_OF.get(word, frozenset()) & words:
+            covered |= said
+        else:
+            missing.add(word)
+    return covered, missing
 
 
 def unit_match(unread: set[str], held: dict[str, list[TypedStatement]]) -> tuple[str, str] | None:
@@ -106,7 +128,7 @@ class Grounding:
         before = {stem(w) for w in plan.unexplained}
         unread = set(before)
         counted: set[str] = set()
-        if plan.operation == "count" and (m := re.search(r"how many ([\w\-]+(?: [\w\-]+)?)", question, re.I)):
+        if plan.operation == "count" and (m := plan_words.COUNTED.search(question)):
             counted = {stem(w) for w in content_words(m.group(1))} - mention_words  # the counted noun
         had_property = bool(_final(plan))
         held = self._held(subject.entity_id)

@@ -50,6 +50,11 @@ def plan(understander, planner, question: str):
         ("when did it become a country", "P571"),
         ("how many boroughs has it got", "P150"),
         ("who is younger", "P571"),
+        ("what is its gdp per head", "P2132"),
+        ("where is output per person lower", "P2132"),
+        ("which year does it go back to", "P571"),
+        ("how many kids are out of school there", "P2573"),
+        ("how many children does a woman there have", "P4841"),
     ],
 )
 def test_everyday_words_map_to_properties(phrase: str, prop: str):
@@ -170,6 +175,8 @@ def test_a_year_said_in_words_is_read_and_explained(understander, planner):
         ("What is the population of the state governed from Saarbrücken?", "^capital", "Saarbrücken"),
         ("How big is the country that Saarbrücken is a city of?", "country", "Saarbrücken"),
         ("What is the area of the country where Saarbrücken lies?", "country", "Saarbrücken"),
+        ("When was the state that Saarbrücken belongs to founded?", "country", "Saarbrücken"),
+        ("How high is the city where Hegel was born?", "birthplace", "Hegel"),
     ],
 )
 def test_chains_in_other_words(understander, planner, question, relation, entity):
