@@ -51,7 +51,7 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
         r"\bout[ -]of[ -]school\b|\b(?:missing|missed|missing out on|not in|kept out of) (?:primary )?school",
         "number",
     ),
-    _words("P1081", r"\bhdi\b|human development", "number"),
+    _words("P1081", r"\bhdi\b|human development(?: index)?", "number"),
     _words(
         "P4841",
         r"fertility(?: rates?)?|births per woman|\bchildren (?:did a woman|per woman|on average)\b"
@@ -121,12 +121,13 @@ PLACE_PROPERTIES = frozenset(
 
 MAX_CUES = re.compile(
     r"\b(?:more|most|larger|largest|bigger|biggest|higher|highest|greater|greatest|taller|tallest|"
-    r"heavier|longer|longest|populous|populated|higher up|wider)\b",
+    r"heavier|longer|longest|populous|populated|higher up|wider|"
+    r"(?:does|do|did|scores?|ranks?|fares?) best)\b",
     re.I,
 )
 MIN_CUES = re.compile(
     r"\b(?:fewer|fewest|smaller|smallest|lower|lowest|less|least|shorter|shortest|"
-    r"(?:clos|near)(?:er|est) to sea level|lies lower)\b",
+    r"(?:clos|near)(?:er|est) to sea level|lies lower|(?:does|do|did|scores?|ranks?|fares?) worst)\b",
     re.I,
 )
 EARLY_CUES = re.compile(
@@ -135,7 +136,7 @@ EARLY_CUES = re.compile(
 LATE_CUES = re.compile(r"\b(?:younger|youngest|newer|newest|later|latest|last|after)\b", re.I)
 SUPERLATIVE_CUES = re.compile(
     r"\b(?:most|largest|biggest|highest|greatest|tallest|smallest|fewest|lowest|least|oldest|youngest|"
-    r"earliest|newest|closest to sea level|highest-lying|first)\b",
+    r"earliest|newest|closest to sea level|highest-lying|first|best|worst)\b",
     re.I,
 )
 

@@ -55,6 +55,7 @@ def plan(understander, planner, question: str):
         ("which year does it go back to", "P571"),
         ("how many kids are out of school there", "P2573"),
         ("how many children does a woman there have", "P4841"),
+        ("which does best on the human development index", "P1081"),
     ],
 )
 def test_everyday_words_map_to_properties(phrase: str, prop: str):
@@ -182,6 +183,13 @@ def test_a_year_said_in_words_is_read_and_explained(understander, planner):
 def test_chains_in_other_words(understander, planner, question, relation, entity):
     p = plan(understander, planner, question)
     assert p.relations[0] == relation and p.mentions[0] == entity, p
+
+
+def test_doing_best_is_a_superlative_cue(understander, planner):
+    p = plan(understander, planner, "Which European country does best on human development?")
+    assert p.operation == "superlative" and p.constraints.pick == "max", p
+    p = plan(understander, planner, "Which Asian country fares worst on human development?")
+    assert p.operation == "superlative" and p.constraints.pick == "min", p
 
 
 def test_an_average_number_is_not_a_count(understander, planner):
