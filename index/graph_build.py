@@ -33,15 +33,6 @@ def rel_slice_rows(buffer_pool_mb: int | None) -> int:
     return max(NODE_GROUP_ROWS, (buffer_pool_mb or 1024) * 1024)
 
 
-def kuzu_pool_mb(budget: MemoryBudget) -> int:
-    """Kùzu's buffer pool for the load: three eighths of the stage's budget (384 MB of the default 1,024).
-    A rel COPY holds ~1.1 GB outside the pool at 1M entities whatever the pool; with a 512 MB pool the
-    stage peaked at 2,092 MB, and the load alone went from 1,729 to 1,587 MB with 384
-    (benchmarks/results/scale/graph_memory.md). The slices follow the pool (``rel_slice_rows``,
-    ``node_slice_rows``), so a smaller pool costs more COPYs, not a failed one."""
-    return max(32, budget.memory_mb * 3 // 8)
-
-
 def node_slice_rows(buffer_pool_mb: int | None) -> int:
     """Rows of one node COPY: 2,048 a MB of pool in whole node groups (8 groups for the stage's 512 MB),
     at least one group. Every COPY ends in a checkpoint that costs more the more of the table is already
@@ -135,7 +126,7 @@ def build_graph(
     building = out_path.with_name(f".{out_path.name}.building")
     for leftover in (building, building.with_name(building.name + ".wal")):
         leftover.unlink(missing_ok=True)
-    with GraphStore.create(building, buffer_pool_mb=kuzu_pool_mb(budget)) as store:
+    with GraphStore.create(building, buffer_pool_mb=budget.memory_mb // 2) as store:
         copy_seconds = load_tables(store, work_dir, rows, peaks)
         nodes = {name: store.count(name) for name in NODE_TABLES}
         edges = {name: store.count(name) for name in REL_TABLES}

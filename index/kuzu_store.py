@@ -196,7 +196,7 @@ class GraphStore:
                 table,
                 f"COPY of {rows:,} rows into {table} needs more than the graph's {pool} MB buffer "
                 f"pool (Kùzu: {error}). The pool a load needs grows with the graph, slower in slices "
-                "(benchmarks/results/scale/kuzu_pool.md); raise index.memory_mb (the pool is 3/8 of it) for "
+                "(benchmarks/results/scale/kuzu_pool.md); raise index.memory_mb (the pool is half of it) for "
                 "the graph task",
             ) from error
 

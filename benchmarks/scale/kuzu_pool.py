@@ -150,7 +150,7 @@ def render(sizes: list[dict], command: str) -> str:
         "",
         "Each pool loads the stage's own tables (written by `write_graph_tables`) into a fresh database, "
         "nodes then rels, in a process of its own; *needed* is the smallest pool of the ladder that loads "
-        "every table. The graph stage gives Kùzu 3/8 of `index.memory_mb` (1,024 MB by default: 384 MB).",
+        "every table. The graph stage gives Kùzu half of `index.memory_mb` (1,024 MB by default: 512 MB).",
         "",
         "| run | nodes | rels | needed pool MB | first failure below it | RSS MB before / peak at it |",
         "|---|--:|--:|--:|---|--:|",
