@@ -38,11 +38,9 @@ def write_tables(run: Path, scratch: Path) -> dict[str, int]:
 
     from index import layout
     from index.build_plan import BuildPlan, write_names
-    from index.duck import MemoryBudget, connect
-    from index.evidence_reader import EvidenceReader
+    from index.duck import MemoryBudget
     from index.graph import NODE_TABLES, REL_TABLES
-    from index.graph_tables import GraphTables, write_graph_tables
-    from index.names import NameStore
+    from index.graph_tables import WriteRequest, write_here
 
     args = json.loads((run / "scale-steps" / "stage-graph.args.json").read_text())
     plan = args["plan"]
@@ -59,16 +57,18 @@ def write_tables(run: Path, scratch: Path) -> dict[str, int]:
     plan["unit_table"] = str(REPO / "data" / "wikidata-units.tsv")
     build = BuildPlan.model_validate(plan)
     write_names(build)
-    budget = MemoryBudget(memory_mb=build.memory_mb)
-    con = connect(budget, scratch / "spill")
     (scratch / "graph").mkdir()
-    try:
-        tables = GraphTables(run / "ingest", EvidenceReader(building), build.names_dir, scratch / "graph")
-        names = NameStore(build.names_dir, con, Path(build.unit_table))
-        batch_rows = budget.batch_rows(2_000, ceiling=50_000)  # as the stage sizes them
-        write_graph_tables(con, tables, building / layout.ENTITY_TABLE, names, batch_rows)
-    finally:
-        con.close()
+    write_here(  # the stage's own write phase, in this process
+        WriteRequest(
+            ingest_dir=run / "ingest",
+            evidence_dir=building,
+            entity_records=building / layout.ENTITY_TABLE,
+            names_dir=Path(build.names_dir),
+            unit_table=Path(build.unit_table),
+            work_dir=scratch / "graph",
+            budget=MemoryBudget(memory_mb=build.memory_mb),
+        )
+    )
     return {
         name: pq.ParquetFile(scratch / "graph" / f"{name}.parquet").metadata.num_rows
         for name in (*NODE_TABLES, *REL_TABLES)
