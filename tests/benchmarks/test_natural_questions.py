@@ -67,26 +67,29 @@ def test_size_kinds_and_folds(records: dict[str, dict]) -> None:
     assert min(kinds.values()) >= 20, kinds
     for kind in KINDS:
         folds = Counter(r["fold"] for r in records.values() if r["kind"] == kind)
-        assert set(folds) == {"tune", "report", "holdout", "fold3", "fold4", "fold5", "fold6"}, (kind, folds)
+        named = {"tune", "report", "holdout", "fold3", "fold4", "fold5", "fold6", "fold7"}
+        assert set(folds) == named, (kind, folds)
         assert abs(folds["tune"] - folds["report"]) <= 1, (kind, folds)
         assert folds["holdout"] >= 10, (kind, folds)
         assert folds["fold3"] >= 13, (kind, folds)
         assert folds["fold4"] == 13, (kind, folds)
         assert folds["fold5"] == 13, (kind, folds)
         assert folds["fold6"] == 13, (kind, folds)
+        assert folds["fold7"] == 13, (kind, folds)
     assert sum(r["fold"] == "holdout" for r in records.values()) >= 80
     assert sum(r["fold"] == "fold3" for r in records.values()) >= 104
     assert sum(r["fold"] == "fold4" for r in records.values()) == 104
     assert sum(r["fold"] == "fold5" for r in records.values()) == 104
     assert sum(r["fold"] == "fold6" for r in records.values()) == 104
+    assert sum(r["fold"] == "fold7" for r in records.values()) == 104
     assert len({r["question"].casefold() for r in records.values()}) == len(records)
 
 
 def test_the_holdout_fold_is_named_in_its_source_lines(gold: ModuleType, records: dict[str, dict]) -> None:
-    """The holdout, fold3, fold4, fold5 and fold6 questions were written after the split: each source line
-    says its fold, the shuffle leaves them out, so the 207 older questions keep the folds they had."""
+    """The holdout, fold3, fold4, fold5, fold6 and fold7 questions were written after the split: each source
+    line says its fold, the shuffle leaves them out, so the 207 older questions keep the folds they had."""
     source = [json.loads(line) for line in gold.SOURCE.read_text(encoding="utf-8").splitlines()]
-    later = ("holdout", "fold3", "fold4", "fold5", "fold6")
+    later = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7")
     for fold in later:
         named = {r["id"] for r in source if r.get("fold") == fold}
         assert named == {i for i, r in records.items() if r["fold"] == fold}
@@ -99,6 +102,8 @@ def test_the_holdout_fold_is_named_in_its_source_lines(gold: ModuleType, records
     assert fold5 == list(range(522, 626))
     fold6 = sorted(int(r["id"][3:]) for r in source if r.get("fold") == "fold6")
     assert fold6 == list(range(626, 730))
+    fold7 = sorted(int(r["id"][3:]) for r in source if r.get("fold") == "fold7")
+    assert fold7 == list(range(730, 834))
     older = [r for r in source if "fold" not in r]
     assert len(older) == 207 and all(int(r["id"][3:]) <= 207 for r in older)
 
@@ -114,7 +119,7 @@ def test_answers_are_names_numbers_or_refusals_never_bare_ids(records: dict[str,
 
 
 def test_the_split_is_seeded_and_stratified(gold: ModuleType, records: dict[str, dict]) -> None:
-    named = ("holdout", "fold3", "fold4", "fold5", "fold6")
+    named = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7")
 
     def unsplit() -> list[dict]:  # a fold the source line names (holdout, fold3, ...) is kept, not shuffled
         shuffled = [{"id": r["id"], "kind": r["kind"], **({"fold": r["fold"]} if r["fold"] in named else {})}
@@ -405,6 +410,53 @@ def test_fold6_a_capital_s_parishes_and_a_capital_of_with_two_values(records: di
     assert records["nq-664"]["answers"][0] == "Germany"
 
 
+def test_fold7_square_metres_lose_against_square_kilometres(records: dict[str, dict]) -> None:
+    """Edmonton's area is in square metres: 684.37 km², so Skien's 779 km² is larger and 700 km² is not
+    exceeded, though read as raw numbers Edmonton's 684,370,000 beats both."""
+    items = raw_entities(WIKIDATA_ITEMS)
+    (edmonton,) = items["Q2096"]["claims"]["P2046"]
+    (skien,) = items["Q2272"]["claims"]["P2046"]
+    e, s = edmonton["mainsnak"]["datavalue"]["value"], skien["mainsnak"]["datavalue"]["value"]
+    assert e["amount"] == "+684370000" and e["unit"].endswith("/Q25343")  # square metres
+    assert s["amount"] == "+779" and s["unit"].endswith("/Q712226")  # square kilometres
+    assert records["nq-769"]["fold"] == "fold7" and records["nq-769"]["answers"] == ["Skien"]
+    assert records["nq-810"]["answers"] == ["no"]  # "Does Edmonton's area exceed 700 square kilometres?"
+
+
+def test_fold7_a_chain_ends_in_the_preferred_gdp_in_euros(records: dict[str, dict]) -> None:
+    """Kiel's country is Germany; of Germany's two GDP figures for 2017 the preferred one is in euros, so
+    the chain answers in euros, not with the normal-rank dollar figure of the same year."""
+    items = raw_entities(WIKIDATA_ITEMS)
+    (country,) = [c for c in items["Q1707"]["claims"]["P17"] if c["rank"] == "preferred"]
+    assert country["mainsnak"]["datavalue"]["value"]["id"] == "Q183"
+    in_2017 = [
+        (c["rank"], c["mainsnak"]["datavalue"]["value"])
+        for c in items["Q183"]["claims"]["P2131"]
+        if c["qualifiers"]["P585"][0]["datavalue"]["value"]["time"].startswith("+2017")
+    ]
+    assert sorted(r for r, _ in in_2017) == ["normal", "preferred"]
+    (euros,) = [v for r, v in in_2017 if r == "preferred"]
+    assert euros["amount"] == "+3263350000000" and euros["unit"].endswith("/Q4916")  # euro
+    kiel = records["nq-766"]
+    assert kiel["answers"][:2] == ["3,263,350,000,000", "3263350000000"] and kiel["unit"] == "euro"
+
+
+def test_fold7_counts_leave_out_deprecated_and_ended_statements(records: dict[str, dict]) -> None:
+    items = raw_entities(WIKIDATA_ITEMS)
+    districts = items["Q3680"]["claims"]["P150"]  # Krasnodar Krai
+    deprecated = [c for c in districts if c["rank"] == "deprecated"]
+    assert len(districts) == 60 and len(deprecated) == 16
+    assert records["nq-787"]["answers"] == ["44"]
+    capitals = [c["mainsnak"]["datavalue"]["value"]["id"] for c in items["Q1201"]["claims"]["P36"]]
+    assert capitals == ["Q1724"]  # Saarland is governed from Saarbrücken (nq-764 goes back from it)
+    neighbours = items["Q1201"]["claims"]["P47"]
+    ended = [
+        c["mainsnak"]["datavalue"]["value"]["id"] for c in neighbours if "P582" in c.get("qualifiers", {})
+    ]
+    assert len(neighbours) == 5 and ended == ["Q183"]  # Germany, a neighbour until 1956
+    assert records["nq-764"]["answers"] == ["4", "four"]
+
+
 def test_inverse_chain(records: dict[str, dict]) -> None:
     capitals = [c["mainsnak"]["datavalue"]["value"]["id"] for c in claims("Q1201", "P36")]
     assert capitals == ["Q1724"]  # Saarland's capital is Saarbrücken
@@ -484,12 +536,12 @@ def test_the_judge_matches_names_numbers_units_and_refusals() -> None:
 def test_the_evaluator_asks_the_holdout_fold_only_by_name(records: dict[str, dict]) -> None:
     evaluate = load_script(FOLDER / "evaluate.py")
     everything = list(records.values())
-    for fold in ("holdout", "fold3", "fold4", "fold5", "fold6"):
+    for fold in ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7"):
         args = evaluate.arguments().parse_args(["run", "--index", "x", "--fold", fold])
         assert args.fold == fold
         asked = evaluate.selected(everything, fold)
         assert {r["id"] for r in asked} == {i for i, r in records.items() if r["fold"] == fold}
-    later = ("holdout", "fold3", "fold4", "fold5", "fold6")
+    later = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7")
     assert not [r for r in evaluate.selected(everything, "all") if r["fold"] in later]
     assert len(evaluate.selected(everything, "all")) == 207
     rows = [{"kind": "count", "fold": "holdout", "right": True},
@@ -500,5 +552,5 @@ def test_the_evaluator_asks_the_holdout_fold_only_by_name(records: dict[str, dic
     assert table["all"]["report"]["n"] == 1 and table["all"]["all"]["n"] == 3
     section = evaluate.reader_section("candidates", table, {"candidates": [{**r, "mode": "m", "ms": 1.0}
                                       for r in rows]}, 1.0, [])  # fmt: skip
-    assert "| kind | tune | report | holdout | fold3 | fold4 | fold5 | fold6 | all |" in section
-    assert "| count | - | 100.0 (1/1) | 50.0 (1/2) | - | - | - | - | 66.7 (2/3) |" in section
+    assert "| kind | tune | report | holdout | fold3 | fold4 | fold5 | fold6 | fold7 | all |" in section
+    assert "| count | - | 100.0 (1/1) | 50.0 (1/2) | - | - | - | - | - | 66.7 (2/3) |" in section
