@@ -41,7 +41,7 @@ STAGE_FORMATS = {
     "entities": 1,
     "bm25": 1,
     "vectors": 1,
-    "graph": 5,  # 5: INT64 node keys (index.graph.SCHEMA)
+    "graph": 6,  # 5: INT64 node keys; 6: MENTIONED_IN, HAS_EVIDENCE one way (index.graph.SCHEMA)
     "statements": 1,
     "tables": 1,
 }

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from index.kuzu_store import GraphStore
 
 NODE_TABLES = ("Entity", "Page", "Evidence", "Statement")
-REL_TABLES = ("FACT", "LINKS_TO", "ABOUT", "MENTIONS", "IN_PAGE")
+REL_TABLES = ("FACT", "LINKS_TO", "ABOUT", "MENTIONED_IN", "HAS_EVIDENCE")
 # Every node table's primary key is an INT64 ``key``; the Wikidata id, page title or evidence id is a
 # property beside it. Kùzu builds a hash index over a table's primary key during its COPY and looks both
 # ends of every rel row up in it: with STRING keys the Entity COPY at 1M entities added 565 MB of RSS
@@ -44,8 +44,15 @@ SCHEMA = (
     "CREATE REL TABLE LINKS_TO(FROM Page TO Page, source_kind STRING, relation STRING, anchor STRING, "
     "source_index INT32, row_index INT32)",
     "CREATE REL TABLE ABOUT(FROM Page TO Entity)",
-    "CREATE REL TABLE MENTIONS(FROM Evidence TO Entity, role STRING)",
-    "CREATE REL TABLE IN_PAGE(FROM Evidence TO Page)",
+    # The two largest rel tables are stored in one direction only, the one every query of the engine
+    # walks (from an entity or a page to its evidence), and COPYed in the order of that end's nodes. A
+    # rel table stored in both directions is rewritten, at every COPY slice, in the node groups of the end
+    # its rows are not sorted by - all of them, each slice - so the COPY's memory outside the buffer pool
+    # grew with the table: at 1M entities MENTIONS (evidence → entity, both directions) rose ~1.4 GB over
+    # the RSS before it (benchmarks/results/scale/graph_memory.md). A query that walks them the other way
+    # (evidence → entity) still runs, as a scan of the table: no engine query does.
+    "CREATE REL TABLE MENTIONED_IN(FROM Entity TO Evidence, role STRING) WITH (storage_direction = 'fwd')",
+    "CREATE REL TABLE HAS_EVIDENCE(FROM Page TO Evidence) WITH (storage_direction = 'fwd')",
 )
 COPY_COLUMNS: dict[str, tuple[str, ...]] = {
     "Entity": ("key", "id", "label", "description", "page_title", "popularity"),
@@ -55,8 +62,8 @@ COPY_COLUMNS: dict[str, tuple[str, ...]] = {
     "FACT": ("from_key", "to_key", "property", "statement"),
     "LINKS_TO": ("from_key", "to_key", "source_kind", "relation", "anchor", "source_index", "row_index"),
     "ABOUT": ("from_key", "to_key"),
-    "MENTIONS": ("from_key", "to_key", "role"),
-    "IN_PAGE": ("from_key", "to_key"),
+    "MENTIONED_IN": ("from_key", "to_key", "role"),
+    "HAS_EVIDENCE": ("from_key", "to_key"),
 }
 """The columns of each table's Parquet file that its COPY loads, in the schema's order. A rel file also
 holds its ends as ids or titles (``from``, ``to``): later tables of the build are made from them."""
@@ -177,7 +184,7 @@ EGO_LINKS_CYPHER = (
 property (FACT) and page links by column header or infobox key (LINKS_TO). Fixed text; the entities and
 relations are parameters, never spliced in."""
 PAGE_EVIDENCE_CYPHER = (
-    "MATCH (e:Evidence)-[:IN_PAGE]->(p:Page)-[:ABOUT]->(x:Entity) WHERE x.key IN $keys "
+    "MATCH (x:Entity)<-[:ABOUT]-(p:Page)-[:HAS_EVIDENCE]->(e:Evidence) WHERE x.key IN $keys "
     "RETURN x.id AS entity_id, e.id AS id ORDER BY x.id, e.id LIMIT $limit"
 )
 
@@ -253,7 +260,7 @@ class GraphIndex:
     def evidence_for_entity(self, entity_id: str, limit: int = 50) -> list[str]:
         """Evidence ids mentioning the entity (literal statements too): its own statements and page first."""
         rows = self.query(
-            "MATCH (e:Evidence)-[m:MENTIONS]->(x:Entity) WHERE x.key = $key RETURN e.id AS id "
+            "MATCH (x:Entity)-[m:MENTIONED_IN]->(e:Evidence) WHERE x.key = $key RETURN e.id AS id "
             "ORDER BY CASE m.role WHEN 'subject' THEN 0 WHEN 'page' THEN 1 WHEN 'object' THEN 2 ELSE 3 END, "
             "e.id LIMIT $limit",
             {"key": node_key(entity_id), "limit": limit},
@@ -268,8 +275,8 @@ class GraphIndex:
         if not entity_ids:
             return []
         rows = self.query(
-            "MATCH (e:Evidence)-[m:MENTIONS]->(x:Entity) WHERE x.key IN $keys AND m.role = 'page' AND e.lead "
-            "RETURN x.id AS entity_id, e.id AS id",
+            "MATCH (x:Entity)-[m:MENTIONED_IN]->(e:Evidence) "
+            "WHERE x.key IN $keys AND m.role = 'page' AND e.lead RETURN x.id AS entity_id, e.id AS id",
             {"keys": [node_key(i) for i in dict.fromkeys(entity_ids)]},
         )
         return [(row["entity_id"], row["id"]) for row in rows]
@@ -299,20 +306,17 @@ class GraphIndex:
         return [PageLink(**row) for row in rows]
 
     def pages_via_table_cells(self, title: str, limit: int = 200) -> list[str]:
-        """Pages reached from the page's table cells: through its table-row evidence to the entities the
-        rows mention and on to their pages, or straight along its table links."""
-        via_evidence = self.query(
-            "MATCH (p:Page)<-[:IN_PAGE]-(e:Evidence)-[m:MENTIONS]->(:Entity)<-[:ABOUT]-(q:Page) "
-            "WHERE p.key = $key AND e.source_type = $kind AND m.role = $role "
-            "RETURN DISTINCT q.title AS title",
-            {"key": node_key(title), "kind": "table", "role": "link"},
-        )
-        via_links = self.query(
+        """Pages the page's table cells link to (its LINKS_TO edges from tables), by title.
+
+        Not through its table rows' evidence to the entities they mention: ``MENTIONED_IN`` is stored
+        from entity to evidence only (``SCHEMA``), so that walk would scan every mention; a cell's link
+        is a LINKS_TO edge of its own."""
+        rows = self.query(
             "MATCH (p:Page)-[l:LINKS_TO]->(q:Page) WHERE p.key = $key AND l.source_kind = $kind "
-            "RETURN DISTINCT q.title AS title",
-            {"key": node_key(title), "kind": "table"},
+            "RETURN DISTINCT q.title AS title ORDER BY title LIMIT $limit",
+            {"key": node_key(title), "kind": "table", "limit": limit},
         )
-        return sorted({row["title"] for row in via_evidence + via_links})[:limit]
+        return [row["title"] for row in rows]
 
     def classes(self) -> list[tuple[str, str | None, int]]:
         """(class id, label, members) of every class an entity is an instance of (P31), largest first."""

@@ -15,9 +15,11 @@ load then peaks ~1.4 GB above where it starts (benchmarks/results/scale/graph_me
 The rules are the graph's own: FACT edges for item-valued statements that are not deprecated, with the
 property's label and the KG evidence that says them; LINKS_TO for links whose target and its redirect
 target are articles; ABOUT from every page to the entity it names (and from a sitelinked entity's
-page); MENTIONS from evidence to each entity it lists, with a role (subject, object, qualifier for KG
-rows; page, link for page rows); IN_PAGE from evidence to its page; stub pages and named-by-id entities
-for every endpoint that was not ingested.
+page); MENTIONED_IN from each entity an evidence row lists to that row, with a role (subject, object,
+qualifier for KG rows; page, link for page rows); HAS_EVIDENCE from a page to each of its rows; stub
+pages and named-by-id entities for every endpoint that was not ingested. The last two are written in
+evidence order first ("mentions", "in_page": other tables are made from them), then turned round into
+the order of their start nodes for the load.
 """
 
 from __future__ import annotations
@@ -205,7 +207,7 @@ def _edge_queries(tables: GraphTables) -> dict[str, str]:
                        l.source_index::INTEGER AS source_index, l.row_index::INTEGER AS row_index, l.pos
                 FROM {r["links"]} l LEFT JOIN {r["titles"]} t ON t.title = l.target_title
             ) WHERE "to" IS NOT NULL ORDER BY pos""",
-        "IN_PAGE": f"""
+        "in_page": f"""
             SELECT e.pos AS from_key, node_key(coalesce(t.resolved, e.page_title)) AS to_key,
                    coalesce(t.resolved, e.page_title) AS "to"
             FROM {r["evidence"]} e LEFT JOIN {r["titles"]} t ON t.title = e.page_title
@@ -272,7 +274,7 @@ def _pages(tables: GraphTables) -> list[str]:
         WITH named AS (
             SELECT "from" AS title FROM {tables.read("LINKS_TO")}
             UNION SELECT "to" FROM {tables.read("LINKS_TO")}
-            UNION SELECT "to" FROM {tables.read("IN_PAGE")}
+            UNION SELECT "to" FROM {tables.read("in_page")}
         )
         SELECT node_key(n.title) AS key, n.title, NULL::BIGINT AS page_id, false AS ingested
         FROM named n ANTI JOIN (SELECT title FROM {r["titles"]} WHERE is_article) a USING (title)
@@ -303,7 +305,7 @@ def _missing_entity_ids(tables: GraphTables, entity_records: Path) -> str:
         [
             f'SELECT "from" AS id FROM {tables.read("FACT")}',
             f'SELECT "to" FROM {tables.read("FACT")}',
-            f'SELECT "to" FROM {tables.read("MENTIONS")}',
+            f'SELECT "to" FROM {tables.read("mentions")}',
             f'SELECT "to" FROM {tables.read("ABOUT")}',
         ]
     )
@@ -333,6 +335,19 @@ def _entities(tables: GraphTables, entity_records: Path, missing: Path) -> list[
         LEFT JOIN {r["titles"]} t ON t.title = m.id
         ORDER BY m.id""",
     ]
+
+
+def _from_the_other_end(tables: GraphTables, edges: str, nodes: str, columns: str = "") -> str:
+    """``edges`` (evidence → entity or page, in evidence order) turned round, in the order of the
+    ``nodes`` file their new start is in: the rows of one COPY slice then start at a few neighbouring
+    node groups, the only ones that slice adds to (the table is stored in that direction only,
+    ``index.graph.SCHEMA``). Every end has its node (stub pages, named-by-id entities): an inner join."""
+    return f"""
+        SELECT m.to_key AS from_key, m.from_key AS to_key{columns}
+        FROM {tables.read(edges)} m
+        JOIN (SELECT key, file_row_number AS node FROM read_parquet({sql_path(tables.file(nodes))},
+              file_row_number=true)) n ON n.key = m.to_key
+        ORDER BY n.node, m.from_key"""
 
 
 def _evidence_nodes(tables: GraphTables) -> str:
@@ -371,8 +386,8 @@ def write_graph_tables(
     del rows["facts"]
     links_total = scalar(con, f"SELECT count(*) FROM {tables.rel['links']}")
     bar.update()
-    rows["MENTIONS"] = _copy(con, _mentions(tables), tables.file("MENTIONS"))
-    written("MENTIONS")
+    mentions = _copy(con, _mentions(tables), tables.file("mentions"))
+    written("mentions")
     rows["Evidence"] = _copy(con, _evidence_nodes(tables), tables.file("Evidence"))
     written("Evidence")
     bar.update()
@@ -385,6 +400,12 @@ def write_graph_tables(
     _copy(con, _missing_entity_ids(tables, entity_records), missing)
     rows["Entity"] = _copy_parts(con, _entities(tables, entity_records, missing), tables.file("Entity"))
     written("Entity")
+    turned = {"MENTIONED_IN": ("mentions", "Entity", ", m.role"), "HAS_EVIDENCE": ("in_page", "Page", "")}
+    for name, (edges, nodes, columns) in turned.items():
+        rows[name] = _copy(con, _from_the_other_end(tables, edges, nodes, columns), tables.file(name))
+        written(name)
+    if (rows["MENTIONED_IN"], rows["HAS_EVIDENCE"]) != (mentions, rows.pop("in_page")):
+        raise RuntimeError(f"an evidence edge lost its end node turning it round: {rows}, {mentions}")
     bar.update()
     bar.close()
     return rows, links_total - rows["LINKS_TO"]

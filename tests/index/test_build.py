@@ -77,8 +77,8 @@ def test_paraphrase_finds_population_through_vectors(reader):
 
 def test_two_hop_from_page_through_table_cell_link(reader):
     rows = reader.graph.query(
-        "MATCH (p:Page {title: $title})<-[:IN_PAGE]-(e:Evidence {source_type: 'table'})"
-        "-[:MENTIONS {role: 'link'}]->(x:Entity)<-[:ABOUT]-(q:Page) "
+        "MATCH (p:Page {title: $title})-[:HAS_EVIDENCE]->(e:Evidence {source_type: 'table'})"
+        "<-[:MENTIONED_IN {role: 'link'}]-(x:Entity)<-[:ABOUT]-(q:Page) "
         "RETURN DISTINCT q.title AS title",
         {"title": "Academy Award for Best Production Design"},
     )

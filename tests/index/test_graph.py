@@ -51,7 +51,7 @@ class Built:
     statements: list[str]  # every Cypher statement the build sent
     qualified: dict  # an item-valued statement with a time qualifier
     plain: dict  # an item-valued statement with KG evidence
-    literal: dict  # a time-valued statement: reachable only through MENTIONS
+    literal: dict  # a time-valued statement: reachable only through MENTIONED_IN
     table_page: str
     table_target: str
     table_row: int
@@ -221,7 +221,8 @@ def test_bulk_load_uses_copy_and_every_edge_lands(
     phases = list(peaks)
     assert phases[:2] == ["write qualifiers", "write colon_titles"] and phases[-len(copies) :] == copies
     writes = phases[: -len(copies)]
-    assert writes[-1] == "write Entity" and all(p.startswith("write ") for p in writes)
+    assert writes[-3:] == ["write Entity", "write MENTIONED_IN", "write HAS_EVIDENCE"]
+    assert all(p.startswith("write ") for p in writes)
     for group in (writes, copies):
         values = [peaks[name] for name in group]
         assert all(0 < a <= b for a, b in itertools.pairwise(values)), peaks
@@ -280,7 +281,7 @@ def test_two_hops_from_a_page_through_a_table_cell(built: Built, graph: GraphInd
     )
     assert target in {r["title"] for r in via_link}
     via_evidence = graph.query(
-        "MATCH (p:Page)<-[:IN_PAGE]-(e:Evidence)-[m:MENTIONS]->(:Entity)<-[:ABOUT]-(q:Page) "
+        "MATCH (p:Page)-[:HAS_EVIDENCE]->(e:Evidence)<-[m:MENTIONED_IN]-(:Entity)<-[:ABOUT]-(q:Page) "
         "WHERE p.title = $title AND m.role = 'link' RETURN DISTINCT q.title AS title",
         {"title": built.table_page},
     )
@@ -288,6 +289,28 @@ def test_two_hops_from_a_page_through_a_table_cell(built: Built, graph: GraphInd
     assert target in graph.pages_via_table_cells(built.table_page)
     cells = graph.linked_pages(built.table_page, source_kind="table")
     assert target in {c.title for c in cells} and all(c.source_kind == "table" for c in cells)
+
+
+def test_one_way_edges_are_loaded_in_their_start_nodes_order(built: Built) -> None:
+    """MENTIONED_IN and HAS_EVIDENCE are stored from entity or page to evidence only, and each COPY slice
+    must start at neighbouring node groups: their files run in the order of the Entity and Page files
+    (the order Kùzu numbers those nodes in), and hold every mention and every row's page."""
+    for name, nodes, evidence_edges in (
+        ("MENTIONED_IN", "Entity", "mentions"),
+        ("HAS_EVIDENCE", "Page", "in_page"),
+    ):
+        order = {
+            key: row
+            for row, key in enumerate(pq.read_table(built.work_dir / f"{nodes}.parquet")["key"].to_pylist())
+        }
+        edges = pq.read_table(built.work_dir / f"{name}.parquet")
+        starts = [order[key] for key in edges["from_key"].to_pylist()]
+        assert starts == sorted(starts) and len(set(starts)) > 1, name
+        original = pq.read_table(built.work_dir / f"{evidence_edges}.parquet")
+        turned = sorted(zip(edges["to_key"].to_pylist(), edges["from_key"].to_pylist(), strict=True))
+        assert turned == sorted(
+            zip(original["from_key"].to_pylist(), original["to_key"].to_pylist(), strict=True)
+        )
 
 
 def test_quotes_and_backslashes_are_only_values(graph: GraphIndex) -> None:
@@ -342,7 +365,7 @@ def test_links_to_other_namespaces_are_skipped_and_counted(
     stats = build_graph(ingest, reader, entities, names, tmp_path / "g.kuzu", tmp_path / "work", budget)
     assert stats.links_skipped == 2
     assert stats.edges["LINKS_TO"] == 50
-    assert stats.edges["FACT"] == stats.edges["MENTIONS"] == 0
+    assert stats.edges["FACT"] == stats.edges["MENTIONED_IN"] == 0
 
 
 def _entity_nodes(path: Path, rows: int) -> Path:
