@@ -162,6 +162,8 @@ class PropertyLabels:
         if not norm or not words:
             return []
         phrase_words = set(words)
+        in_order = list(dict.fromkeys(words))  # not the set: which name of a property a tie keeps must
+        # not follow the hash seed (it decides what words the matched name explains downstream)
         best: dict[str, tuple[float, str]] = {}
 
         def offer(name: _Name, score: float) -> None:
@@ -171,13 +173,13 @@ class PropertyLabels:
         for name in self._by_norm.get(norm, []):
             offer(name, 1.0 if name.is_label else 0.95)
         seen: set[int] = set()
-        for w in phrase_words:
+        for w in in_order:
             for name in self._by_word.get(w, []):
                 if id(name) in seen:
                     continue
                 seen.add(id(name))
                 offer(name, _overlap_score(name, phrase_words))
-        for w in phrase_words:
+        for w in in_order:
             for label in _CUES.get(w, ()):
                 pid = self._by_label.get(label)
                 if pid is not None:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from query.understand.properties import stem
@@ -53,3 +57,23 @@ def test_stemming_joins_verb_forms():
     assert stem("players") == stem("player")
     assert stem("cities") == "city"
     assert stem("starring") == stem("star")
+
+
+def test_which_name_a_tie_keeps_does_not_follow_the_hash_seed(settings):
+    """ "official long-form name" says two names of P1448 equally well ("official name", "long name");
+    the one kept decides which words the match explains (and so whether kg-lookup takes the question).
+    It must be the same in every process: set iteration order changes with PYTHONHASHSEED."""
+    script = (
+        "import sys; from query.understand.properties import PropertyLabels; "
+        f"p = PropertyLabels.load({str(settings.property_table)!r}); "
+        "print([(m.property, m.matched) for m in p.match('official long-form name', 4)])"
+    )
+    seen = set()
+    for seed in map(str, range(8)):  # seeds 5 and 7 kept "long name" before the fix, 0-4 "official name"
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        out = subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+        )
+        seen.add(out.stdout.strip())
+    assert len(seen) == 1, seen
+    assert "('P1448', 'official name')" in seen.pop()  # the question's first word decides
