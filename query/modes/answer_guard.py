@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable
 
 from query.lexicon import COUNT_WORDS
-from query.understand.plan import RulePlanner, plan_entity, unknown_name
+from query.understand.plan import RulePlanner, plan_entity, residue_property, unknown_name
 from query.understand.understanding import Understanding
 from schemas.answers import StageTiming
 from schemas.query import EntityCandidate, QueryResult, QuestionPlan, ScoredEvidence
@@ -108,6 +108,16 @@ class AnswerGuard:
         only = _only_subject(understanding)
         if only is not None and cited and not any(_about(e, only) for e in cited):
             return f"the evidence the answer cites is not about {only.label} ({only.entity_id})"
+        named_thing = understanding.intent.answer_type in ("person", "place", "organization", "entity")
+        if plan.operation == "lookup" and not plan.relations and plan.unexplained and not named_thing:
+            # no rule read the relation, but the words left name a quantity or a date ("the yearly
+            # budget"): whatever answers must be one, sure plan or not
+            residue = residue_property(plan.unexplained, self.planner.properties)
+            if residue is not None and residue.kind in ("number", "date") and not _has_kind(answer):
+                return (
+                    f"{residue.phrase!r} asks for a {residue.kind} ({residue.property}); "
+                    f"{answer!r} is not one"
+                )
         if not sure:
             return None
         if plan.operation == "yes_no" and answer.strip().lower() not in ("yes", "no"):
@@ -115,7 +125,6 @@ class AnswerGuard:
         asks = plan.operation == "lookup" and plan.relations and plan.answer_kind in ("number", "date")
         # "What town is the school established in 1787 based in?": the plan read "established", the
         # question asks for a place; only a question that asks for no named thing is held to the kind
-        named_thing = understanding.intent.answer_type in ("person", "place", "organization", "entity")
         if asks and not named_thing and not _has_kind(answer):
             return f"the plan asks for a {plan.answer_kind}; {answer!r} is not one"
         return None

@@ -236,6 +236,12 @@ class KgLookupMode:
         if not labelled:
             ids = ", ".join(sorted({s.value_item or "" for s in live}))
             return [], f"the value ({ids}) has no label in the index"
+        if understanding.intent.answer_type in ("date", "year"):
+            # "On what date was X born?": a birth *name* is not a date, however close its property
+            dated = [s for s in labelled if s.value_kind == "time"]
+            if not dated:
+                return [], f"a {understanding.intent.answer_type} is asked; no value is one"
+            labelled = dated
         # Belgium's country is Belgium: a value that is the subject itself never answers a question about it
         labelled = [s for s in labelled if s.value_item != s.subject]
         if not labelled:

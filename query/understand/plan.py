@@ -29,7 +29,14 @@ from schemas.query import EntityCandidate, LinkedMention, PlanConstraints, PlanS
 MIN_PROPERTY_SCORE = 0.8  # a property-table match read as the relation only when it is this close
 MIN_LINK_SCORE = 0.05
 
-__all__ = ["PropertyReading", "RulePlanner", "plan_entity", "property_for", "unknown_name"]
+__all__ = [
+    "PropertyReading",
+    "RulePlanner",
+    "plan_entity",
+    "property_for",
+    "residue_property",
+    "unknown_name",
+]
 
 
 @dataclass(frozen=True)
@@ -55,6 +62,15 @@ def property_for(phrase: str, properties: PropertyLabels | None = None) -> Prope
             if match.score >= MIN_PROPERTY_SCORE:
                 kind = _KIND_OF_DATATYPE.get(properties.datatype(match.property) or "", "text")
                 return PropertyReading(match.property, match.matched, "property table", kind)
+    return None
+
+
+def residue_property(left: list[str], properties: PropertyLabels | None) -> PropertyReading | None:
+    """The property the words a plan left unread name, together or one by one ("yearly budget":
+    *budget*, P2769), for what a lookup's answer must be when no rule read its relation."""
+    for phrase in (" ".join(left), *left):
+        if reading := property_for(phrase, properties):
+            return reading
     return None
 
 
@@ -207,11 +223,15 @@ def _hop(question: str, names: list[str] | None = None) -> _Hop | None:
                 for n in sorted((n for n in names or [] if n in entity), key=len, reverse=True)
                 # only lowercase words before it ("cyclist") and after it, none of them "of": the name
                 # is not a part of a longer one ("the Republic of Valdoria", "origin of The Settlers")
-                if not re.search(r"\bof\b|\b(?-i:[A-Z])", entity.replace(n, " ", 1), re.I)
+                # (a leading "The" and a title's parenthesis are the name's: "The Settlers (2019 video game)")
+                if not re.search(
+                    r"\bof\b|\b(?-i:[A-Z])", _TITLE_PARTS.sub(" ", entity.replace(n, " ", 1)), re.I
+                )
             ]
-            if inside and inside[0] != entity and m.end("e") == m.end():
+            if inside and inside[0] != entity:
+                if m.end("e") == m.end():  # the group ran on to the end: the hop ends with the name
+                    end = m.start("e") + m.group("e").index(inside[0]) + len(inside[0])
                 entity = inside[0]
-                end = m.start("e") + m.group("e").index(entity) + len(entity)
             if entity and entity[0].isupper():
                 # "the country whose capital is X": the noun before the clause is the hop's too
                 before = re.search(
@@ -219,6 +239,9 @@ def _hop(question: str, names: list[str] | None = None) -> _Hop | None:
                 )
                 return _Hop(relation, entity, before.start() if before else m.start(), end)
     return None
+
+
+_TITLE_PARTS = re.compile(r"^\s*(?-i:The)\b|\([^)]*\)")
 
 
 def _names(understanding: Understanding) -> _Names:
@@ -274,7 +297,20 @@ def _class_noun(question: str) -> str | None:
                 return noun
             if (noun, token) in (("municipality", "municipalities"), ("comune", "comuni")):
                 return noun
+    if m := _WHICH_NOUN.match(question):
+        return m.group(1).lower()  # "Which Italian football club is the oldest?": the classes say it
+    if re.search(rf"\b(?:{continents})\b", question, re.I):
+        return "country"  # "Whose HDI is the weakest in Europe?": a continent's members are its countries
     return None
+
+
+_WHICH_NOUN = re.compile(
+    r"\s*(?:which|what)\s+(?:(?-i:[A-Z][\w\-]*)\s+)?((?-i:[a-z]+)(?:\s+(?-i:[a-z]+))?)"
+    r"\s+(?:is|was|are|were|has|had)\s+the\b",
+    re.I,
+)
+"""The class a superlative names in words no class list holds: the lower-case noun (one or two words)
+between "which" (and a demonym) and "is the …"."""
 
 
 def _class_set(question: str, names: _Names) -> PlanSet:
@@ -329,6 +365,9 @@ def _constraints(plan: QuestionPlan, question: str, reading: PropertyReading | N
         c.threshold_unit = m.group("unit")
         if m.group("cmp").lower() in ("before", "after"):
             c.years = [y for y in c.years if y != int(number)]  # the year is the threshold, not a time
+    elif plan.operation == "yes_no" and (m := words.SEA_LEVEL.search(question)):
+        c.comparator = "<" if m.group(1).lower() in ("below", "under") else ">"
+        c.threshold = 0.0
     elif (
         plan.operation == "yes_no"
         and c.pick is not None
@@ -400,6 +439,9 @@ def _unexplained(
         for text in (plan.set.class_phrase, plan.set.place):
             explained |= {stem(w) for w in content_words(text or "")}
     cues = "|".join(p.pattern for p in (words.MAX_CUES, words.MIN_CUES, words.EARLY_CUES, words.LATE_CUES))
+    if plan.operation in ("compare", "superlative", "yes_no"):  # a cue of several words ("tops the list")
+        for cue in (words.MAX_CUES, words.MIN_CUES, words.EARLY_CUES, words.LATE_CUES):
+            explained |= {stem(w) for m in cue.finditer(question) for w in content_words(m.group(0))}
     left = []
     for word in content_words(question):
         ranked = plan.operation in (

@@ -52,6 +52,7 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
         "number",
     ),
     _words("P1081", r"\bhdi\b|human development(?: index)?", "number"),
+    _words("P2134", r"\breserves?\b", "number"),  # "total reserves", "the most money held in reserve"
     _words(
         "P4841",
         r"fertility(?: rates?)?|births per woman|\bchildren (?:did a woman|per woman|on average)\b"
@@ -63,11 +64,18 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
     _words("P856", r"\bwebsite\b|\bweb site\b|\bhome ?page\b|\bon the web\b|\bonline\b", "text"),
     _words("P1549", r"\bdemonym\b|call (?:the )?(?:people|someone|somebody|a person|residents?)\b", "text"),
     _words("P190", r"\btwin\w*|\bsister (?:cit|town)", "entity"),
+    _words("P530", r"\bdiplomatic\w*", "entity"),  # "on diplomatic terms", "deals with diplomatically"
+    # "bodies of water it lies on or next to": before the neighbours' "next to"
+    _words("P206", r"\bbod(?:y|ies) of water\b", "entity"),
     _words(
         "P37", r"\bofficial languages?\b|\blanguages? (?:are|is) official\b|\bofficial status\b", "entity"
     ),
     _words("P38", r"\bcurrency\b|\bpay with\b|\bmoney\b", "entity"),
-    _words("P47", r"\bborder\w*|\bneighbou?r\w*|\badjacent\b|\bnext to\b|\btouch\w*|\bsurround\w*", "entity"),
+    _words(
+        "P47",
+        r"\bborder\w*|\bneighbou?r\w*|\badjacent\b|\bnext to\b|\btouch\w*|\bsurround\w*|\bringed\b",
+        "entity",
+    ),
     _words(
         "P150",
         r"\bmake up\b|\bdivided\b|\bsplit into\b|\bconsists? of\b|\bsubdivisions?\b|\bdistricts\b"
@@ -75,7 +83,7 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
         r"|\bboroughs\b|\bwards\b|\bcantons\b|\bdepartments\b",
         "entity",
     ),
-    _words("P569", r"\bborn\b|\bbirth\b|\bbirthday\b", "date"),
+    _words("P569", r"\bborn\b|\bbirth\b|\bbirthday\b|\bcame into the world\b", "date"),
     _words("P570", r"\bdie[ds]?\b|\bdeath\b|\bpass(?:ed|es)? away\b", "date"),
     _words("P1082", _POPULATION, "number"),
     _words(
@@ -100,7 +108,9 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
         "date",
         "P569",
     ),
+    _words("P1619", r"\bopen(?:ed|ing)\b", "date", "P571"),  # "which opened first"
     _words("P36", r"\bcapital\b", "entity"),
+    _words("P50", r"\bwr(?:ote|itten)\b|\bauthor(?:ed|s)?\b", "entity", "P2093"),
     _words("P27", r"\bcitizen\w*|\bnationality\b", "entity", "P17"),
     _words(
         "P17",
@@ -113,7 +123,7 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
 """Everyday phrases, narrowest first; a count noun ("how many countries border") is not a property
 phrase for P17 because count questions are read by ``COUNT_PROPERTIES`` first."""
 
-DATE_PROPERTIES = frozenset({"P571", "P569", "P570", "P576"})
+DATE_PROPERTIES = frozenset({"P571", "P569", "P570", "P576", "P1619"})
 PLACE_PROPERTIES = frozenset(
     {"P17", "P131", "P30", "P36", "P47", "P150", "P1376", "P276", "P19", "P20", "P27"}
 )
@@ -121,13 +131,16 @@ PLACE_PROPERTIES = frozenset(
 
 MAX_CUES = re.compile(
     r"\b(?:more|most|larger|largest|bigger|biggest|higher|highest|greater|greatest|taller|tallest|"
-    r"heavier|longer|longest|populous|populated|higher up|wider|"
-    r"(?:does|do|did|scores?|ranks?|fares?) best)\b",
+    r"heavier|longer|longest|populous|populated|higher up|wider|richer|richest|wealthier|wealthiest|"
+    r"tops? the (?:list|table|ranking)|comes? (?:out )?on top|"
+    r"(?:does|do|did|scores?|ranks?|fares?|has|have|had) (?:the )?best)\b",
     re.I,
 )
 MIN_CUES = re.compile(
     r"\b(?:fewer|fewest|smaller|smallest|lower|lowest|less|least|shorter|shortest|"
-    r"(?:clos|near)(?:er|est) to sea level|lies lower|(?:does|do|did|scores?|ranks?|fares?) worst)\b",
+    r"(?:clos|near)(?:er|est) to sea level|lies lower|"
+    r"(?:does|do|did|scores?|ranks?|fares?|has|have|had) (?:the )?worst|"
+    r"poorer|poorest|weaker|weakest|lags?(?: furthest| farthest| most)? behind)\b",
     re.I,
 )
 EARLY_CUES = re.compile(
@@ -136,7 +149,9 @@ EARLY_CUES = re.compile(
 LATE_CUES = re.compile(r"\b(?:younger|youngest|newer|newest|later|latest|last|after)\b", re.I)
 SUPERLATIVE_CUES = re.compile(
     r"\b(?:most|largest|biggest|highest|greatest|tallest|smallest|fewest|lowest|least|oldest|youngest|"
-    r"earliest|newest|closest to sea level|highest-lying|first|best|worst)\b",
+    r"earliest|newest|closest to sea level|highest-lying|first|best|worst|richest|wealthiest|poorest|"
+    r"weakest|tops? the (?:list|table|ranking)|comes? (?:out )?on top|"
+    r"lags? (?:furthest|farthest|most) behind)\b",
     re.I,
 )
 
@@ -161,19 +176,24 @@ YES_NO_START = re.compile(
 """A yes/no question opens with an auxiliary, maybe after a short time clause ("In 1970, did …")."""
 
 THRESHOLD = re.compile(
-    r"\b(?P<cmp>more than|over|above|greater than|larger than|bigger than|higher than|taller than|"
+    r"\b(?P<cmp>more than|over|above|greater than|larger than|bigger than|higher than|taller than|tops?|"
+    r"exceeds?|"
     r"at least|fewer than|less than|under|below|smaller than|lower than|before|after|earlier than|"
     r"later than)\s+(?:the year\s+|the\s+)?"
-    r"(?P<num>half a|an?(?= (?:million|thousand|billion))|\d[\d,]*(?:\.\d+)?|"
+    r"(?P<num>half a|an?(?= (?:million|thousand|billion|trillion))|\d[\d,]*(?:\.\d+)?|"
     + "|".join(NUMBER_WORDS[1:])
     + r")\s*"
-    r"(?P<scale>million|thousand|billion)?[\s-]*(?P<unit>square kilomet(?:re|er)s?|square met(?:re|er)s?|"
+    r"(?P<scale>million|thousand|billion|trillion)?[\s-]*"
+    r"(?P<unit>square kilomet(?:re|er)s?|square met(?:re|er)s?|"
     r"km2|km²|sq km|kilomet(?:re|er)s?|km|met(?:re|er)s?|m|feet|ft)?\b",
     re.I,
 )
-SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
+SEA_LEVEL = re.compile(r"\b(below|under|above|over) sea level\b", re.I)
+"""A yes/no question about lying below (or above) sea level: an elevation against 0."""
+SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
 ABOVE = frozenset({"more than", "over", "above", "greater than", "larger than", "bigger than", "higher than",
-                   "taller than", "at least", "after", "later than"})  # fmt: skip
+                   "taller than", "at least", "after", "later than", "top", "tops", "exceed",
+                   "exceeds"})  # fmt: skip
 
 CHAIN_HOPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p, re.I), hop)
@@ -185,11 +205,15 @@ CHAIN_HOPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"^(?P<e>.+?) is the capital of (?:which|what)\b", "^capital"),
         (r"\bthe capital(?: city)? of (?P<e>.+?)(?=[?,.]|$| in \d| founded| in square| by )", "capital"),
         (r"(?-i:(?P<e>[A-Z][\w\-]*(?: [A-Z][\w\-]*)*))(?:'s|\u2019s) capital\b", "capital"),
-        (r"\bthe (?:home )?(?:country|nation|state)(?: that| which| where)? (?:the [a-z]+ )?(?P<e>.+?) "
+        (r"\bthe (?:home )?(?:country|nation|state)(?: that| which| where)? (?:(?-i:the [a-z]+) )?(?P<e>.+?) "
          r"(?:is in|is located in|lies in|belongs to|stands|stands in|is part of|comes from|is from|"
          r"is a citizen of|was a citizen of|was born in|rises|rises in|sits in|is situated in|"
-         r"holds citizenship of|has citizenship of|"
+         r"holds citizenship of|has citizenship of|was made in|was produced in|was developed in|"
          r"is an? (?:town|city|village|municipality|commune|place|region|state|part) (?:of|in))\b",
+         "country"),
+        # "Jelle Cant is a citizen of a country - what's that country's …": the hop, then "that country"
+        (r"(?P<e>(?-i:[A-Z][\w\-]*(?: [A-Z][\w\-]*)*)) (?:is|was|holds?|held|has|had) (?:a )?"
+         r"(?:citizen(?:ship)? of|lies in|belongs to|is in|located in) (?:a|some|one) (?:country|nation)\b",
          "country"),
         (r"\bthe (?:home )?(?:country|nation) (?:where|in which) (?P<e>(?-i:[A-Z][\w\-]*(?: [A-Z][\w\-]*)*)) "
          r"(?:rises|lies|stands|sits|is|was|is located|is situated)\b", "country"),
@@ -212,7 +236,7 @@ it backwards (the state whose capital is X)."""
 HOP_PROPERTIES = {
     "capital": ("P36",),
     "^capital": ("^P36", "P1376"),
-    "country": ("P17", "P27", "P131"),
+    "country": ("P17", "P27", "P131", "P495"),  # P495: the country a work was made in
     "birthplace": ("P19",),
 }
 
@@ -222,9 +246,10 @@ CLASS_SYNONYMS: dict[str, tuple[str, ...]] = {
     "municipality": ("municipality", "comune", "commune"),
     "comune": ("comune",),
     "commune": ("commune",),
-    "country": ("country", "sovereign state", "republic", "kingdom", "monarchy", "state"),
-    "economy": ("country", "sovereign state", "republic", "kingdom", "monarchy", "state"),
-    "nation": ("country", "sovereign state", "republic", "kingdom", "monarchy", "state"),
+    # not "state" alone: "state of India", "federated state of Germany" are a country's parts
+    "country": ("country", "sovereign state", "republic", "kingdom", "monarchy"),
+    "economy": ("country", "sovereign state", "republic", "kingdom", "monarchy"),
+    "nation": ("country", "sovereign state", "republic", "kingdom", "monarchy"),
     "state": ("state", "federated state", "constituent state"),
     "peak": ("mountain", "peak", "summit"),
     "mountain": ("mountain", "peak", "volcano"),

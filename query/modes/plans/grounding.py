@@ -80,11 +80,12 @@ def held_match(
 
 ADJECTIVES_OF = {stem(noun): frozenset(stem(a) for a in adjectives.split()) for noun, adjectives in (
     ("width", "wide"), ("breadth", "broad wide"), ("depth", "deep"), ("length", "long"),
-    ("height", "high tall"), ("weight", "heavy"), ("mass", "heavy"), ("speed", "fast"),
+    ("height", "high tall top"), ("weight", "heavy"), ("mass", "heavy"), ("speed", "fast"),
+    ("phone", "ring call dial telephone"), ("telephone", "ring call dial phone"),
 )}  # fmt: skip
 """A dimension's noun → the adjective a question says it with ("more than 12 metres *wide*": *width*,
-an alias of a ship's beam). English, not data: which property is meant still comes from what the
-subject holds."""
+an alias of a ship's beam); a telephone's noun → the verbs it is used with ("numbers you can *ring*").
+English, not data: which property is meant still comes from what the subject holds."""
 
 
 def _said(name_words: frozenset[str], words: set[str]) -> tuple[set[str], set[str]]:
@@ -157,11 +158,21 @@ class Grounding:
             elif match is not None:
                 self._set_final(plan, match.property, match.name, f"{subject.label}'s own property")
                 unread -= match.covered
+        elif (wider := self._wider(plan, held, words, unread)) is not None:
+            self._set_final(
+                plan, wider.property, wider.name, f"{subject.label}'s own property, a longer name"
+            )
+            unread -= wider.covered
         elif _final(plan) and plan.operation != "yes_no" and unread:
             final = _final(plan)
             needed = not any(p in held for p in final)
             unread, reached = self._hop(plan, subject, held, words, unread, final, needed)
             answered_from = reached if reached is not None else held
+            if reached is not None and (wider := self._wider(plan, reached, words, unread)) is not None:
+                self._set_final(
+                    plan, wider.property, wider.name, "the reached entity's property, a longer name"
+                )
+                unread -= wider.covered
         final = _final(plan)
         if not final or not any(p in answered_from for p in final):
             label = subject.label if answered_from is held else "the entity the hop reaches"
@@ -266,6 +277,20 @@ class Grounding:
             self._set_final(plan, prop, word, f"the one property of {label} measured in {word!r}")
             return unread - {word}
         return unread
+
+    def _wider(
+        self, plan: QuestionPlan, held: dict[str, list[TypedStatement]], words: set[str], unread: set[str]
+    ) -> HeldMatch | None:
+        """A held property whose name says the rules' relation words and unread ones beside them: "area
+        code" is P473 (*local dialing code*, alias "area code"), not the area "area" alone names."""
+        final = _final(plan)
+        if not final or plan.operation == "yes_no" or not unread:
+            return None
+        said = {stem(w) for w in content_words(plan.relations[-1])}
+        match = held_match(words, unread, held, self.properties)
+        if match is None or match.property in final or not said <= match.covered:
+            return None
+        return match
 
     def _hop(
         self,
