@@ -141,14 +141,15 @@ def print_result(result: QueryResult, evidence: int) -> None:
     """One result, readable. Every piece of data goes through ``shown``: the question is the user's text,
     the answer, labels and evidence are the dumps' text, and none of it is markup."""
     answer = "[yellow]unknown[/]" if result.unknown else f"[bold green]{shown(result.answer)}[/]"
-    # The entity's id is provenance, told apart from the name (a name never carries an id)
-    entity = f"  [dim]Wikidata {shown(result.answer_entity_id)}[/]" if result.answer_entity_id else ""
     unit = f" [green]{shown(result.unit)}[/]" if result.unit and not result.unknown else ""
     console.print(f"\n[bold]Q:[/] {shown(result.question)}")
     console.print(
-        f"[bold]A:[/] {answer}{unit}{entity}   confidence {result.confidence:.2f}  "
+        f"[bold]A:[/] {answer}{unit}   confidence {result.confidence:.2f}  "
         f"mode [bold]{shown(result.mode)}[/] ({shown(result.reader)})"
     )
+    if result.answer_entity_id and not result.unknown:
+        # the entity's id is provenance, on a line of its own: the answer is a name and never carries it
+        console.print(f"[dim]  answer entity: {shown(result.answer_entity_id)} (Wikidata)[/]")
     for step in result.route:
         said = f"{step.mode} {step.outcome} (estimate {step.estimate:.2f}): {step.reason}"
         console.print(f"[dim]  route: {shown(said)}[/]")

@@ -161,3 +161,19 @@ def test_sync_pushes_a_version_and_pulls_it_once_over_s3(sample_index, s3_bucket
     assert "already here, nothing downloaded; was current already" in again.stdout
     unset = hqa(node)
     assert unset.returncode == 2 and "No remote" in unset.stderr
+
+
+def test_ask_prints_the_answer_as_a_name_and_its_entity_id_apart(sample_index, capsys) -> None:
+    """Issue 35: a name never carries an id. The id is provenance, printed on its own line."""
+    from query import Engine, EngineConfig
+    from query.cli.ask import print_result
+
+    _, built = sample_index
+    with Engine.open(built.version_dir, EngineConfig(reader="candidates")) as engine:
+        result = engine.ask("Is Bonn or Kiel more populous?")
+    assert result.answer_entity_id and result.answer_entity_id.startswith("Q"), result
+    print_result(result, 3)
+    lines = capsys.readouterr().out.splitlines()
+    answer = next(line for line in lines if line.startswith("A: "))
+    assert result.answer in answer and result.answer_entity_id not in answer
+    assert f"answer entity: {result.answer_entity_id} (Wikidata)" in " ".join(lines)
