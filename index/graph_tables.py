@@ -10,7 +10,7 @@ with a colon names an article (``classify_target``).
 The stage runs these writes in a process of their own (``python -m index.graph_tables REQUEST RESULT``,
 started by ``index.graph_build``) and loads Kùzu in the task's process, which never held DuckDB's joins:
 a process that ran them keeps ~450-600 MB resident after them even with its heap trimmed, and Kùzu's
-load then peaks ~1.4 GB above where it starts (benchmarks/results/scale/graph_memory.md).
+load then rises ~1 GB above where it starts at 1M entities (benchmarks/results/scale/graph_memory.md).
 
 The rules are the graph's own: FACT edges for item-valued statements that are not deprecated, with the
 property's label and the KG evidence that says them; LINKS_TO for links whose target and its redirect
