@@ -67,7 +67,7 @@ def test_size_kinds_and_folds(records: dict[str, dict]) -> None:
     assert min(kinds.values()) >= 20, kinds
     for kind in KINDS:
         folds = Counter(r["fold"] for r in records.values() if r["kind"] == kind)
-        named = {"tune", "report", "holdout", "fold3", "fold4", "fold5", "fold6", "fold7"}
+        named = {"tune", "report", "holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8"}
         assert set(folds) == named, (kind, folds)
         assert abs(folds["tune"] - folds["report"]) <= 1, (kind, folds)
         assert folds["holdout"] >= 10, (kind, folds)
@@ -76,20 +76,23 @@ def test_size_kinds_and_folds(records: dict[str, dict]) -> None:
         assert folds["fold5"] == 13, (kind, folds)
         assert folds["fold6"] == 13, (kind, folds)
         assert folds["fold7"] == 13, (kind, folds)
+        assert folds["fold8"] == 13, (kind, folds)
     assert sum(r["fold"] == "holdout" for r in records.values()) >= 80
     assert sum(r["fold"] == "fold3" for r in records.values()) >= 104
     assert sum(r["fold"] == "fold4" for r in records.values()) == 104
     assert sum(r["fold"] == "fold5" for r in records.values()) == 104
     assert sum(r["fold"] == "fold6" for r in records.values()) == 104
     assert sum(r["fold"] == "fold7" for r in records.values()) == 104
+    assert sum(r["fold"] == "fold8" for r in records.values()) == 104
     assert len({r["question"].casefold() for r in records.values()}) == len(records)
 
 
 def test_the_holdout_fold_is_named_in_its_source_lines(gold: ModuleType, records: dict[str, dict]) -> None:
-    """The holdout, fold3, fold4, fold5, fold6 and fold7 questions were written after the split: each source
-    line says its fold, the shuffle leaves them out, so the 207 older questions keep the folds they had."""
+    """The holdout, fold3, fold4, fold5, fold6, fold7 and fold8 questions were written after the split: each
+    source line says its fold, the shuffle leaves them out, so the 207 older questions keep the folds they
+    had."""
     source = [json.loads(line) for line in gold.SOURCE.read_text(encoding="utf-8").splitlines()]
-    later = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7")
+    later = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8")
     for fold in later:
         named = {r["id"] for r in source if r.get("fold") == fold}
         assert named == {i for i, r in records.items() if r["fold"] == fold}
@@ -104,6 +107,8 @@ def test_the_holdout_fold_is_named_in_its_source_lines(gold: ModuleType, records
     assert fold6 == list(range(626, 730))
     fold7 = sorted(int(r["id"][3:]) for r in source if r.get("fold") == "fold7")
     assert fold7 == list(range(730, 834))
+    fold8 = sorted(int(r["id"][3:]) for r in source if r.get("fold") == "fold8")
+    assert fold8 == list(range(834, 938))
     older = [r for r in source if "fold" not in r]
     assert len(older) == 207 and all(int(r["id"][3:]) <= 207 for r in older)
 
@@ -119,7 +124,7 @@ def test_answers_are_names_numbers_or_refusals_never_bare_ids(records: dict[str,
 
 
 def test_the_split_is_seeded_and_stratified(gold: ModuleType, records: dict[str, dict]) -> None:
-    named = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7")
+    named = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8")
 
     def unsplit() -> list[dict]:  # a fold the source line names (holdout, fold3, ...) is kept, not shuffled
         shuffled = [{"id": r["id"], "kind": r["kind"], **({"fold": r["fold"]} if r["fold"] in named else {})}
@@ -457,6 +462,57 @@ def test_fold7_counts_leave_out_deprecated_and_ended_statements(records: dict[st
     assert records["nq-764"]["answers"] == ["4", "four"]
 
 
+def test_fold8_ended_and_normal_rank_statements_are_not_current(records: dict[str, dict]) -> None:
+    """Tajikistan's ruble is a normal-rank currency with an end time beside the preferred somoni, so "Is the
+    Tajikistani ruble still Tajikistan's currency?" is no; Elizabeth-Jane Harris's first team has an end
+    time, so she rides for one team now, not two."""
+    items = raw_entities(WIKIDATA_ITEMS)
+    currencies = {
+        c["mainsnak"]["datavalue"]["value"]["id"]: (c["rank"], "P582" in c.get("qualifiers", {}))
+        for c in items["Q863"]["claims"]["P38"]
+    }
+    assert currencies == {"Q199886": ("preferred", False), "Q2423956": ("normal", True)}
+    assert records["nq-915"]["fold"] == "fold8" and records["nq-915"]["answers"] == ["no"]
+    teams = raw_entities(WIKIDATA_API)["Q26252294"]["claims"]["P54"]
+    current = [
+        c["mainsnak"]["datavalue"]["value"]["id"] for c in teams if "P582" not in c.get("qualifiers", {})
+    ]
+    assert len(teams) == 2 and current == ["Q29608773"]
+    assert records["nq-892"]["answers"] == ["1", "one"]
+    assert records["nq-892"]["evidence"] == {"counted": ["Q29608773"], "left_out_ended": ["Q22079737"]}
+
+
+def test_fold8_a_year_value_is_not_the_current_one(records: dict[str, dict]) -> None:
+    """Mannheim's area was 144.96 km² in 1987 and is 144.97 km² now (preferred, 2016): the year's value is
+    the answer, not the current one. Israel (14 May 1948) is older than China (1 October 1949) by a year."""
+    items = raw_entities(WIKIDATA_ITEMS)
+    areas = {}
+    for c in items["Q2119"]["claims"]["P2046"]:
+        year = c["qualifiers"]["P585"][0]["datavalue"]["value"]["time"][1:5]
+        areas[year] = (c["rank"], c["mainsnak"]["datavalue"]["value"]["amount"])
+    assert areas["1987"] == ("normal", "+144.96") and areas["2016"] == ("preferred", "+144.97")
+    (unit,) = {c["mainsnak"]["datavalue"]["value"]["unit"] for c in items["Q2119"]["claims"]["P2046"]}
+    assert unit.endswith("/Q712226")  # square kilometres throughout
+    assert records["nq-857"]["answers"] == ["144.96"] and records["nq-857"]["unit"] == "square kilometre"
+    (israel,) = items["Q801"]["claims"]["P571"]
+    (china,) = items["Q148"]["claims"]["P571"]
+    assert israel["mainsnak"]["datavalue"]["value"]["time"].startswith("+1948-05-14")
+    assert china["mainsnak"]["datavalue"]["value"]["time"].startswith("+1949-10-01")
+    assert records["nq-909"]["answers"][0] == "Israel"
+
+
+def test_fold8_a_chain_to_a_city_s_visitors(records: dict[str, dict]) -> None:
+    """Saarland's capital is Saarbrücken, whose one visitors-per-year figure is 336,335 (2017)."""
+    items = raw_entities(WIKIDATA_ITEMS)
+    (capital,) = items["Q1201"]["claims"]["P36"]
+    assert capital["mainsnak"]["datavalue"]["value"]["id"] == "Q1724"
+    (visitors,) = items["Q1724"]["claims"]["P1174"]
+    assert visitors["mainsnak"]["datavalue"]["value"]["amount"] == "+336335"
+    assert visitors["qualifiers"]["P585"][0]["datavalue"]["value"]["time"].startswith("+2017")
+    assert records["nq-860"]["answers"] == ["336,335", "336335"]
+    assert records["nq-860"]["evidence"] == {"via": ["Q1724"], "as_of": ["2017"]}
+
+
 def test_inverse_chain(records: dict[str, dict]) -> None:
     capitals = [c["mainsnak"]["datavalue"]["value"]["id"] for c in claims("Q1201", "P36")]
     assert capitals == ["Q1724"]  # Saarland's capital is Saarbrücken
@@ -536,12 +592,12 @@ def test_the_judge_matches_names_numbers_units_and_refusals() -> None:
 def test_the_evaluator_asks_the_holdout_fold_only_by_name(records: dict[str, dict]) -> None:
     evaluate = load_script(FOLDER / "evaluate.py")
     everything = list(records.values())
-    for fold in ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7"):
+    for fold in ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8"):
         args = evaluate.arguments().parse_args(["run", "--index", "x", "--fold", fold])
         assert args.fold == fold
         asked = evaluate.selected(everything, fold)
         assert {r["id"] for r in asked} == {i for i, r in records.items() if r["fold"] == fold}
-    later = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7")
+    later = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8")
     assert not [r for r in evaluate.selected(everything, "all") if r["fold"] in later]
     assert len(evaluate.selected(everything, "all")) == 207
     rows = [{"kind": "count", "fold": "holdout", "right": True},
@@ -552,5 +608,7 @@ def test_the_evaluator_asks_the_holdout_fold_only_by_name(records: dict[str, dic
     assert table["all"]["report"]["n"] == 1 and table["all"]["all"]["n"] == 3
     section = evaluate.reader_section("candidates", table, {"candidates": [{**r, "mode": "m", "ms": 1.0}
                                       for r in rows]}, 1.0, [])  # fmt: skip
-    assert "| kind | tune | report | holdout | fold3 | fold4 | fold5 | fold6 | fold7 | all |" in section
-    assert "| count | - | 100.0 (1/1) | 50.0 (1/2) | - | - | - | - | - | 66.7 (2/3) |" in section
+    assert (
+        "| kind | tune | report | holdout | fold3 | fold4 | fold5 | fold6 | fold7 | fold8 | all |" in section
+    )
+    assert "| count | - | 100.0 (1/1) | 50.0 (1/2) | - | - | - | - | - | - | 66.7 (2/3) |" in section
