@@ -266,11 +266,17 @@ def _merge_unknown(span: Span, chosen: list[Span], tokens: list[Token]) -> list[
         elif (a is None) != (b is None):
             loose = tokens[i] if a is None else tokens[i + 1]
             demonym = a is None and i == span.first and _demonym(loose)
-            if loose.kind == "cap" and not demonym:
+            # "Name Tajikistan's code": the question's opening verb, not a word of the name
+            command = a is None and i == span.first == 0 and loose.lower in OPENING_VERBS
+            if loose.kind == "cap" and not demonym and not command:
                 fragments = True  # an unknown word sticks to a known one
     if fragments:
         return [*(c for c in chosen if c not in overlapping), span]
     return [*chosen, *rest]
+
+
+OPENING_VERBS = frozenset({"name", "tell", "give", "list", "show", "find", "state", "say"})
+"""Verbs a question may open with, capitalized only because they open it ("Name New Mexico's …")."""
 
 
 def _demonym(token: Token) -> bool:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from query.lexicon import SPOKEN_NUMBER_WORDS, spoken_number, word_set
 from query.understand import plan_words as words
+from query.understand.mentions import OPENING_VERBS
 from query.understand.properties import PropertyLabels, stem
 from query.understand.tokens import content_words
 from query.understand.understanding import Understanding
@@ -85,6 +86,7 @@ class _Names:
 
     linked: list[str]
     unlinked: list[str]
+    owners: frozenset[str] = frozenset()  # names that are words of the next name ("Lyon's Museum …")
 
 
 def plan_entity(link: LinkedMention, min_score: float = MIN_LINK_SCORE) -> EntityCandidate | None:
@@ -139,6 +141,10 @@ class RulePlanner:
         plan = QuestionPlan(operation=op, constraints=PlanConstraints(years=years), source="rules")
         plan.mentions = list(dict.fromkeys(names.linked + names.unlinked))
         reading = property_for(rest, self.properties)
+        if reading is None and (people := _people(understanding)):
+            # "How many Malians were there?", "more Sierra Leoneans than Malians": a people counted by
+            # its name asks its country's population; the mode finds the country by its demonym
+            reading = PropertyReading("P1082", people, "a people named by its plural demonym", "number")
         if op == "count" and reading is not None and reading.kind == "number":
             # "how many souls lived in X": the number is a quantity's value, not a count of statements
             op = plan.operation = "lookup"
@@ -167,7 +173,7 @@ class RulePlanner:
             plan.constraints.value = _membership_value(question, understanding, plan.mentions)
         plan.unexplained = _unexplained(question, plan, reading, hop)
         if (
-            op == "superlative"
+            op in ("superlative", "compare")
             and reading is None
             and plan.unexplained
             and (residue := property_for(" ".join(plan.unexplained), self.properties))
@@ -184,6 +190,8 @@ class RulePlanner:
             )
             _constraints(plan, question, reading)
             plan.unexplained = _unexplained(question, plan, reading, hop)
+        owned = {stem(w) for owner in names.owners for w in content_words(owner)}
+        plan.unexplained = [w for w in plan.unexplained if stem(w) not in owned]
         plan.answer_kind = _answer_kind(op, reading, hop)
         plan.confidence = _confidence(plan, names, reading, hop)
         plan.notes = notes
@@ -191,6 +199,16 @@ class RulePlanner:
 
 
 _HOP_OWN = {"capital": {"P36"}, "^capital": {"P36"}, "country": {"P17", "P27"}, "birthplace": {"P19", "P569"}}
+
+
+def _people(understanding: Understanding) -> str | None:
+    """The first mention written as a people's plural ("Malians", "Sierra Leoneans", "Thais") that is
+    no name of the index (a city called "Paris" is linked by its exact name and is no people)."""
+    for link in understanding.links:
+        cand = plan_entity(link)
+        if words.PEOPLE_PLURAL.fullmatch(link.mention.text) and (cand is None or cand.match == "fuzzy"):
+            return link.mention.text
+    return None
 
 
 def _years(question: str, names: _Names) -> list[int]:
@@ -215,6 +233,8 @@ def _hop(question: str, names: list[str] | None = None) -> _Hop | None:
         if m := pattern.search(question):
             entity = m.group("e").strip()
             entity = re.sub(r"^(?:the |a )", "", entity)
+            if m.start("e") == 0:  # "Name Malta's capital": the opening verb is no word of the name
+                entity = re.sub(rf"^(?i:{'|'.join(OPENING_VERBS)})\s+", "", entity)
             end = m.end()
             # "the home country of cyclist Jelle Cant hold in …": the hop starts from the name the
             # open-ended group holds, not from all it ran on to
@@ -246,16 +266,36 @@ _TITLE_PARTS = re.compile(r"^\s*(?-i:The)\b|\([^)]*\)")
 
 def _names(understanding: Understanding) -> _Names:
     linked, unlinked, opening = [], [], []
+    owners = _possessors(understanding)
     for link in understanding.links:
+        if link.mention.text in owners:
+            continue
         if plan_entity(link) is not None:
             linked.append(link.mention.text)
-        elif unknown_name(link):
-            unlinked.append(link.mention.text)
+        elif unknown_name(link) or words.PEOPLE_PLURAL.fullmatch(link.mention.text):
+            unlinked.append(link.mention.text)  # a name the index lacks, or a people ("Angolans")
         elif link.mention.start == 0 and link.mention.text[:1].isupper():
             opening.append(link.mention.text)
     if not linked and not unlinked:  # "Hegel's year of birth?": the opening word is the only name
         linked = opening
-    return _Names(linked, unlinked)
+    return _Names(linked, unlinked, frozenset(owners))
+
+
+def _possessors(understanding: Understanding) -> set[str]:
+    """Names that are part of the next name they own: in "Lyon's Museum of Fine Arts" the museum's
+    entity is called "Museum of Fine Arts of Lyon", so "Lyon" is a word of its name, not a second
+    entity of the question."""
+    question, owners = understanding.question, set()
+    for owner, owned in zip(understanding.links, understanding.links[1:], strict=False):
+        between = question[owner.mention.end : owned.mention.start]
+        cand = plan_entity(owned)
+        if (
+            re.fullmatch(r"(?:'s|\u2019s)\s+", between)
+            and cand is not None
+            and re.search(rf"\b{re.escape(owner.mention.text)}\b", cand.label)
+        ):
+            owners.add(owner.mention.text)
+    return owners
 
 
 def _operation(question: str, names: _Names, rest: str) -> str:
@@ -306,11 +346,11 @@ def _class_noun(question: str) -> str | None:
 
 _WHICH_NOUN = re.compile(
     r"\s*(?:which|what)\s+(?:(?-i:[A-Z][\w\-]*)\s+)?((?-i:[a-z]+)(?:\s+(?-i:[a-z]+))?)"
-    r"\s+(?:is|was|are|were|has|had)\s+the\b",
+    r"\s+(?:is|was|are|were|has|had)\s+(?:the\b|(?-i:[a-z]+ed)\b)",
     re.I,
 )
 """The class a superlative names in words no class list holds: the lower-case noun (one or two words)
-between "which" (and a demonym) and "is the …"."""
+between "which" (and a demonym) and "is the …" or a participle ("was founded most recently")."""
 
 
 def _class_set(question: str, names: _Names) -> PlanSet:
@@ -469,7 +509,7 @@ _FILLER = {
     stem(w)
     for w in word_set(
         "s many much count year live lived people one which town city state share have has got versus vs lie "
-        "lies closer nearer"
+        "lies closer nearer give tell name show list back figure"
     )
 }
 

@@ -19,7 +19,7 @@ from query.lexicon import NUMBER_WORDS, word_set
 _POPULATION = (
     r"\bpopulat\w*|\bpeople\b|\binhabitants?\b|\bresidents?\b|\bhead ?count\b|\bfolks\b|\bpersons\b"
     r"|\bcall \w+ home\b|\bpopulous\b|\blive[sd]? (?:in|there)\b|\bliving in\b|\bhuman beings\b|\bdwell\w*"
-    r"|\bhome to\b"
+    r"|\bhome to\b|\bnumbered\b|\bcensus\b"
 )
 
 
@@ -38,6 +38,17 @@ def _words(prop: str, pattern: str, kind: str, *fallbacks: str) -> PropertyWords
 
 
 PROPERTY_WORDS: tuple[PropertyWords, ...] = (
+    # names and counts whose words would otherwise read as people, birth or a country's population
+    _words("P1449", r"\bnick ?names?\b|\bmonikers?\b|\bsobriquets?\b", "text"),
+    _words(
+        "P1477",
+        r"\bbirth name\b|\bname at birth\b|\bborn (?:under|with|as) (?:what|which|the)\b"
+        r"[\w ]{0,12}\bname\b|\bfull name\b",
+        "text",
+    ),
+    _words("P5167", r"\b(?:motor )?vehicles\b|\bcars per\b|\bmotori[sz]ation\b", "number"),
+    _words("P1174", r"\bvisitors?\b|\bfootfall\b|\bvisits\b", "number"),
+    _words("P1104", r"\bpages\b|\bpage count\b", "number"),
     # "GDP per head", "output per person", "produces the least per head of population": per capita, before
     # the economy's GDP (P2131) and the population the words also name
     _words(
@@ -48,17 +59,25 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
     ),
     _words(
         "P2573",
-        r"\bout[ -]of[ -]school\b|\b(?:missing|missed|missing out on|not in|kept out of) (?:primary )?school",
+        r"(?:\b(?:children|kids)\b[\w ]{0,30}?)?\bout[ -]of[ -]school\b"
+        r"|\b(?:missing|missed|missing out on|not in|kept out of) (?:primary )?school",
         "number",
     ),
     _words("P1081", r"\bhdi\b|human development(?: index)?", "number"),
-    _words("P2134", r"\breserves?\b", "number"),  # "total reserves", "the most money held in reserve"
+    _words(
+        "P2134", r"\b(?:total )?reserves?\b", "number"
+    ),  # "total reserves", "the most money held in reserve"
     _words(
         "P4841",
         r"fertility(?: rates?)?|births per woman|\bchildren (?:did a woman|per woman|on average)\b"
-        r"|\bwom[ae]n\b.*\b(?:children|kids)\b|\b(?:children|kids)\b.*\bwom[ae]n\b",
+        r"|\bwom[ae]n\b.*\b(?:children|kids)\b"
+        r"|(?:\baverage (?:number of )?)?\b(?:children|kids)\b.*\bwom[ae]n\b",
         "number",
     ),
+    # a population of one sex: its own properties (a place's whole population does not answer it)
+    _words("P1539", r"\b(?:women|females|girls|female population)\b", "number"),
+    _words("P1540", r"\b(?:men|males|boys|male population)\b", "number"),
+    _words("P1350", r"\bmatches\b|\bappearances\b|\bcaps\b|\bgames played\b", "number"),
     _words("P2131", r"\bgdp\b|gross domestic|\beconomy\b", "number"),
     _words("P281", r"\bpost(?:al)? ?codes?\b|\bzip\b|\bpostcodes?\b", "text"),
     _words("P856", r"\bwebsite\b|\bweb site\b|\bhome ?page\b|\bon the web\b|\bonline\b", "text"),
@@ -66,14 +85,15 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
     _words("P190", r"\btwin\w*|\bsister (?:cit|town)", "entity"),
     _words("P530", r"\bdiplomatic\w*", "entity"),  # "on diplomatic terms", "deals with diplomatically"
     # "bodies of water it lies on or next to": before the neighbours' "next to"
-    _words("P206", r"\bbod(?:y|ies) of water\b", "entity"),
+    _words("P206", r"\bbod(?:y|ies) of water\b|\bwaters\b", "entity"),
     _words(
         "P37", r"\bofficial languages?\b|\blanguages? (?:are|is) official\b|\bofficial status\b", "entity"
     ),
     _words("P38", r"\bcurrency\b|\bpay with\b|\bmoney\b", "entity"),
     _words(
         "P47",
-        r"\bborder\w*|\bneighbou?r\w*|\badjacent\b|\bnext to\b|\btouch\w*|\bsurround\w*|\bringed\b",
+        r"\bborder\w*|\bfrontiers?\b|\bboundar(?:y|ies)\b|\bneighbou?r\w*|\badjacent\b|\bnext to\b"
+        r"|\btouch\w*|\bsurround\w*|\bringed\b",
         "entity",
     ),
     _words(
@@ -103,7 +123,8 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
         "P571",
         r"\bfounded\b|\bfounding\b|\bgo(?:es)? back\b|\bdates? back\b|\bbeen around\b"
         r"|\bc[oa]me into (?:being|existence)\b|\bset up\b|\bexist\w*|\bestablished\b"
-        r"|\bolde(?:r|st)\b|\bearlie(?:r|st)\b|\byoung(?:er|est)\b|\binception\b|\bcreated\b|\bindependen(?:t|ce)\b"
+        r"|\bolde(?:r|st)\b|\bearlie(?:r|st)\b|\byoung(?:er|est)\b|\bnew(?:er|est)\b"
+        r"|\bmost recent(?:ly)?\b|\binception\b|\bcreated\b|\bindependen(?:t|ce)\b"
         r"|\bbec[oa]me (?:a (?:state|country|nation)|independent)\b",
         "date",
         "P569",
@@ -112,16 +133,22 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
     _words("P36", r"\bcapital\b", "entity"),
     _words("P50", r"\bwr(?:ote|itten)\b|\bauthor(?:ed|s)?\b", "entity", "P2093"),
     _words("P27", r"\bcitizen\w*|\bnationality\b", "entity", "P17"),
+    # "belongs to how many international organisations", "a NATO member": before the country's "belongs to"
+    _words("P463", r"\borgani[sz]ations\b|\bmembers? of\b|\bmember(?:ship)?\b|\balliances\b", "entity"),
     _words(
         "P17",
-        r"\bcountry\b|\bnation\b|\bsovereign state\b|\bwhich land\b|\bwhat land\b|\bpart of\b"
-        r"|\bbelongs? to\b",
+        r"\bcountry\b(?! (?:calling )?codes?\b)|\bnation\b|\bsovereign state\b|\bwhich land\b"
+        r"|\bwhat land\b|\bpart of\b|\bbelongs? to\b",
         "entity",
         "P131",
     ),
 )
 """Everyday phrases, narrowest first; a count noun ("how many countries border") is not a property
 phrase for P17 because count questions are read by ``COUNT_PROPERTIES`` first."""
+
+PEOPLE_PLURAL = re.compile(r"(?:[A-Z][\w\-]* )*[A-Z][\w\-]*(?:ians|eans|ans|ese|is)")
+"""How a people's name is written in the plural ("Malians", "Sierra Leoneans", "Chinese", "Israelis",
+"Thais"): only a guess of the form; the country comes from a demonym statement (P1549) or nowhere."""
 
 DATE_PROPERTIES = frozenset({"P571", "P569", "P570", "P576", "P1619"})
 PLACE_PROPERTIES = frozenset(
@@ -143,13 +170,18 @@ MIN_CUES = re.compile(
     r"poorer|poorest|weaker|weakest|lags?(?: furthest| farthest| most)? behind)\b",
     re.I,
 )
+_BACK_FURTHEST = r"(?:go(?:es)?|dates?|reach(?:es)?) back (?:the )?(?:furthest|farthest|longest)"
 EARLY_CUES = re.compile(
-    r"\b(?:older|oldest|earlier|earliest|first|before|(?:been )?around (?:for )?longer)\b", re.I
+    rf"\b(?:older|oldest|earlier|earliest|first|before|(?:been )?around (?:for )?longer|{_BACK_FURTHEST})\b",
+    re.I,
 )
-LATE_CUES = re.compile(r"\b(?:younger|youngest|newer|newest|later|latest|last|after)\b", re.I)
+LATE_CUES = re.compile(
+    r"\b(?:younger|youngest|newer|newest|later|latest|last|after|most recent(?:ly)?)\b", re.I
+)
 SUPERLATIVE_CUES = re.compile(
     r"\b(?:most|largest|biggest|highest|greatest|tallest|smallest|fewest|lowest|least|oldest|youngest|"
-    r"earliest|newest|closest to sea level|highest-lying|first|best|worst|richest|wealthiest|poorest|"
+    r"earliest|newest|most recent(?:ly)?|closest to sea level|highest-lying|first|best|worst|richest|"
+    r"wealthiest|poorest|" + _BACK_FURTHEST + r"|"
     r"weakest|tops? the (?:list|table|ranking)|comes? (?:out )?on top|"
     r"lags? (?:furthest|farthest|most) behind)\b",
     re.I,
@@ -199,12 +231,17 @@ CHAIN_HOPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p, re.I), hop)
     for p, hop in (
         (r"\b(?:with|has|having) (?P<e>.+?) as (?:its|their) capital\b", "^capital"),
+        # "The city Saarland is governed from": the capital, forwards
+        (r"\bthe (?:city|town|place|seat) (?:that |which )?(?P<e>(?-i:[A-Z][\w\-]*(?: [A-Z][\w\-]*)*)) is "
+         r"(?:governed|run|administered|ruled) from\b", "capital"),
         (r"\bthe (?:state|region|province|country|nation|land|territory|republic) (?:that is )?"
          r"(?:governed|run|administered|ruled) from (?P<e>(?-i:[A-Z][\w\-]*(?: [A-Z][\w\-]*)*))", "^capital"),
         (r"\bwhose capital is (?P<e>.+?)(?=[?,.]|$| in \d)", "^capital"),
         (r"^(?P<e>.+?) is the capital of (?:which|what)\b", "^capital"),
         (r"\bthe capital(?: city)? of (?P<e>.+?)(?=[?,.]|$| in \d| founded| in square| by )", "capital"),
         (r"(?-i:(?P<e>[A-Z][\w\-]*(?: [A-Z][\w\-]*)*))(?:'s|\u2019s) capital\b", "capital"),
+        # "the Chilean capital": a demonym's country's capital
+        (r"\bthe (?-i:(?P<e>[A-Z][\w\-]*(?:an|ese|ish|i|ch))) capital\b", "capital"),
         (r"\bthe (?:home )?(?:country|nation|state)(?: that| which| where)? (?:(?-i:the [a-z]+) )?(?P<e>.+?) "
          r"(?:is in|is located in|lies in|belongs to|stands|stands in|is part of|comes from|is from|"
          r"is a citizen of|was a citizen of|was born in|rises|rises in|sits in|is situated in|"
@@ -212,8 +249,14 @@ CHAIN_HOPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
          r"is an? (?:town|city|village|municipality|commune|place|region|state|part) (?:of|in))\b",
          "country"),
         # "Jelle Cant is a citizen of a country - what's that country's …": the hop, then "that country"
-        (r"(?P<e>(?-i:[A-Z][\w\-]*(?: [A-Z][\w\-]*)*)) (?:is|was|holds?|held|has|had) (?:a )?"
-         r"(?:citizen(?:ship)? of|lies in|belongs to|is in|located in) (?:a|some|one) (?:country|nation)\b",
+        # "Paul Richter, the painter, was …", "Conchalí is a commune in some country", "X lies within a
+        # country's borders", "The paper "…" is about a country"
+        (r"(?P<e>(?-i:[A-Z][\w\-]*(?: [A-Z][\w\-]*)*|\"[^\"]+\"))(?:, (?:the|a|an) [\w\- ]{1,40},)? "
+         r"(?:is|was|holds?|held|has|had|lies|lay) (?:a )?"
+         r"(?:citizen(?:ship)? of|lies in|belongs to|is in|located in|within|in|about|[a-z]+ (?:in|of)) "
+         r"(?:a|some|one) (?:country|nation)\b(?:'s borders)?",
+         "country"),
+        (r"\bwhere (?P<e>.+?) (?:was|were|is|are) (?:made|produced|developed|manufactured|built)\b",
          "country"),
         (r"\bthe (?:home )?(?:country|nation) (?:where|in which) (?P<e>(?-i:[A-Z][\w\-]*(?: [A-Z][\w\-]*)*)) "
          r"(?:rises|lies|stands|sits|is|was|is located|is situated)\b", "country"),
@@ -236,7 +279,8 @@ it backwards (the state whose capital is X)."""
 HOP_PROPERTIES = {
     "capital": ("P36",),
     "^capital": ("^P36", "P1376"),
-    "country": ("P17", "P27", "P131", "P495"),  # P495: the country a work was made in
+    # P495: the country a work was made in; P921: the country a paper is about
+    "country": ("P17", "P27", "P131", "P495", "P921"),
     "birthplace": ("P19",),
 }
 

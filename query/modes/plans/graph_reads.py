@@ -151,20 +151,44 @@ class PlanReads:
             found = self._inferred(name, [name], "P30")
             return (found[0], "P30", found[1]) if found else None
         prop = prop or "P17"
+        # an adjective ("German", "Indian") names its country by a demonym statement or by what the
+        # entities it describes lie in; the alias index would find the people or the language first
+        adjective = " " not in text.strip() and bool(re.search(r"(?:an|ish|ese|ch|ian|i)$", text))
+        if adjective and (found_demonym := self.demonym(text)):
+            return found_demonym[0], prop, found_demonym[1]
+        name = plan_words.PLACE_NAMES.get(lowered.replace(".", ""), text)
+        forms = [name] if name != text else [text]
+        if name == text and adjective:
+            forms.append(text[:4])  # "Norwegian" → "Norw…": the country's name shares its stem
+        if adjective and (found := self._inferred(text, forms, prop)):
+            return found[0], prop, found[1]
         hits = self.aliases.lookup(text, k=3, fuzzy=False)
         qids = [h.entity_id for h in hits if _QID.fullmatch(h.entity_id)]
         if qids:
             return qids[0], prop, f"name {text!r} in the alias index"
-        for form in dict.fromkeys([text, text.replace(".", "")]):
+        if found_demonym := self.demonym(text):
+            return found_demonym[0], prop, found_demonym[1]
+        found = None if adjective else self._inferred(text, forms, prop)
+        return (found[0], prop, found[1]) if found else None
+
+    def demonym(self, text: str) -> tuple[str, str] | None:
+        """(entity id, how) of the one entity whose demonym statement (P1549) the word is, in the
+        singular or the plural a people is counted in ("Chilean"; "Malians" → Mali); None when none or
+        several are. Asked once a word: each ask scans the demonym statements."""
+        key = (text, "P1549")
+        with self._lock:
+            if key in self._places:
+                return self._places[key]
+        found = None
+        forms = [text, text.replace(".", "")] + ([text[:-1]] if text.endswith("s") else [])
+        for form in dict.fromkeys(forms):
             ids = self.statements.subjects_with_text("P1549", form)
             if len(ids) == 1:
-                return ids[0], prop, f"demonym {form!r} (P1549)"
-        name = plan_words.PLACE_NAMES.get(lowered.replace(".", ""), text)
-        forms = [name] if name != text else [text]
-        if name == text and re.search(r"(?:an|ish|ese|ch|ian)$", text):
-            forms.append(text[:4])  # "Norwegian" → "Norw…": the country's name shares its stem
-        found = self._inferred(text, forms, prop)
-        return (found[0], prop, found[1]) if found else None
+                found = (ids[0], f"demonym {form!r} (P1549)")
+                break
+        with self._lock:
+            self._places[key] = found
+        return found
 
     def _inferred(self, text: str, forms: list[str], prop: str) -> tuple[str, str] | None:
         key = (text, prop)

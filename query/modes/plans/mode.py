@@ -12,6 +12,7 @@ unrelated evidence. A refusal is a result with ``unknown`` set and the reason in
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 
@@ -202,7 +203,7 @@ class PlanMode:
         if plan.operation == "yes_no":
             return self.yes_no(plan, ordered, props[-1], understanding.question)
         plan.resolved[f"mention:{plan.mentions[0]}"] = ordered[0].entity_id
-        return self.chain(plan, ordered[0], props)
+        return _year_if_asked(self.chain(plan, ordered[0], props), understanding.question)
 
     def chain(self, plan: QuestionPlan, subject: Subject, props: list[list[str]]) -> Outcome:
         """The hops in order, then the last relation looked up (or counted) on the entity reached."""
@@ -234,8 +235,17 @@ class PlanMode:
                             cand.entity_id, entity_name(cand.label), fuzzy=cand.match == "fuzzy"
                         )
                         break
-            if mention not in out and self.reads is not None and (found := self.reads.by_name_word(mention)):
+            if mention in out or self.reads is None:
+                continue
+            if found := self.reads.by_name_word(mention):
                 out[mention] = Subject(found[0], entity_name(found[1]))  # "Hegel": a word of one label only
+            elif (people := self.reads.demonym(mention)) and (info := self.reads.entities.get(people[0])):
+                out[mention] = Subject(
+                    people[0], entity_name(info.label)
+                )  # "Malians", "Bahraini": the country
+                note = f"{mention!r} → {info.label} ({people[0]}) by its {people[1]}"
+                if note not in plan.notes:
+                    plan.notes.append(note)
         return out
 
     def yes_no(self, plan: QuestionPlan, subjects: list[Subject], props: list[str], question: str) -> Outcome:
@@ -313,6 +323,24 @@ class PlanMode:
             facts=[_fact(s) for s in shown],
             plan=plan,
         )
+
+
+_YEAR_ASKED = re.compile(r"\b(?:which|what) year\b|\byear of\b|^\s*(?:in )?what year\b", re.I)
+
+
+def _year_if_asked(outcome: Outcome, question: str) -> Outcome:
+    """A date answered as its year when the question asks for the year ("In which year did X die?" is
+    answered "2018", not "September 2018")."""
+    first = outcome.statements[0] if outcome.statements else None
+    if (
+        outcome.answer is None
+        or first is None
+        or first.value_kind != "time"
+        or first.value_year is None
+        or not _YEAR_ASKED.search(question)
+    ):
+        return outcome
+    return Outcome(str(first.value_year), outcome.note, outcome.statements, None, outcome.entity_id)
 
 
 def _summary(plan: QuestionPlan) -> str:
