@@ -297,6 +297,26 @@ def spoken_number(words: str) -> int | None:
     return total if said else None
 
 
+def spoken_amount(words: str) -> int | None:
+    """The value of an amount said in words with hundreds and thousands ("two hundred and fifty",
+    "three thousand four hundred"); None when a word of it is no number word."""
+    total = current = 0
+    said = False
+    for word in re.split(r"[- ]+", words.strip().lower()):
+        if word == "hundred":
+            current = (current or 1) * 100
+        elif word == "thousand":
+            total, current = total + (current or 1) * 1000, 0
+        elif word in TENS_WORDS:
+            current += 10 * (TENS_WORDS.index(word) + 2)
+        elif word in NUMBER_WORDS:
+            current += NUMBER_WORDS.index(word)
+        elif word != "and":
+            return None
+        said = True
+    return total + current if said else None
+
+
 SPOKEN_NUMBER_WORDS = word_set(" ".join((*NUMBER_WORDS, *TENS_WORDS, "hundred", "thousand", "oh", "and")))
 """The words a year or a count is said in ("nineteen sixty-five", "two thousand and ten"): numbers, as
 digits are, never a relation or a name."""

@@ -25,9 +25,11 @@ from query.lexicon import (
     PLACE_DESCRIPTION_WORDS,
     WH_WORDS,
 )
+from query.understand.plan_words import PROPERTY_WORDS
 from query.understand.tokens import Token, ends_abbreviation
 from schemas.query import Mention
 
+_QID_NAME = re.compile(r"Q\d+")
 NGRAM_GAPS = frozenset({"", "&", ":", "-", "\u2013", "."})
 """What may stand between two words of a known n-gram ("Tom & Jerry", "BlazBlue : Calamity Trigger")."""
 _FUNCTION = FUNCTION_WORDS | WH_WORDS
@@ -100,16 +102,30 @@ class MentionFinder:
         relation and the keywords.
         """
         spans = []
+        # a question written all in lower case ("cerro trilile, how high is it?") names things in lower
+        # case too: there, words the alias index knows as a Wikidata item's name are a mention (a single
+        # word only when it is no property's everyday word, and written as the item's label)
+        lower_case = not any(t.kind == "cap" for t in tokens)
         for i, first in enumerate(tokens):
-            if i in taken or not (first.kind != "word" or first.lower in NAME_PARTICLES):
+            if i in taken or not (lower_case or first.kind != "word" or first.lower in NAME_PARTICLES):
                 continue
             for j in range(i, min(i + self.max_ngram, len(tokens))):
                 if j in taken or (j > i and tokens[j].gap not in NGRAM_GAPS):
                     break
                 words = tokens[i : j + 1]
-                if _edge_word(words[0]) or _edge_word(words[-1]) or not any(t.kind == "cap" for t in words):
+                spoken = lower_case and (len(words) >= 2 or not _says_property(words[0].text))
+                if (
+                    _edge_word(words[0])
+                    or _edge_word(words[-1])
+                    or not (spoken or any(t.kind == "cap" for t in words))
+                ):
                     continue
                 hit = self._hit(question, words)
+                if hit is not None and spoken and not any(t.kind == "cap" for t in words):
+                    named = _QID_NAME.fullmatch(hit.entity_id) and (
+                        len(words) >= 2 or normalize_mention(hit.label or "") == words[0].lower
+                    )
+                    hit = hit if named else None
                 looked_up[(i, j)] = hit
                 if hit is not None:
                     spans.append(Span(i, j, "known", hit))
@@ -258,7 +274,13 @@ def _merge_unknown(span: Span, chosen: list[Span], tokens: list[Token]) -> list[
         for run in _runs([i for i in range(span.first, span.last + 1) if i not in owner])
         for piece in _trim_caps(tokens, run[0], run[-1])
     ]
-    fragments = len(overlapping) > 1 and all(c.size == 1 for c in overlapping)
+    # single known words joined by connectors ("Kingdom of Poland"), unless the first is a property's
+    # everyday word ("GDP of Laos": the GDP asked of Laos)
+    fragments = (
+        len(overlapping) > 1
+        and all(c.size == 1 for c in overlapping)
+        and not _says_property(tokens[min(c.first for c in overlapping)].text)
+    )
     for i in range(span.first, span.last):
         a, b = owner.get(i), owner.get(i + 1)
         if a is not None and b is not None and a != b:
@@ -266,8 +288,9 @@ def _merge_unknown(span: Span, chosen: list[Span], tokens: list[Token]) -> list[
         elif (a is None) != (b is None):
             loose = tokens[i] if a is None else tokens[i + 1]
             demonym = a is None and i == span.first and _demonym(loose)
-            # "Name Tajikistan's code": the question's opening verb, not a word of the name
-            command = a is None and i == span.first == 0 and loose.lower in OPENING_VERBS
+            # "Name Tajikistan's code", "Of Russia's oblasts": the question's opening verb or preposition,
+            # capitalized only because it opens the question, is not a word of the name
+            command = a is None and i == span.first == 0 and loose.lower in OPENING_WORDS
             if loose.kind == "cap" and not demonym and not command:
                 fragments = True  # an unknown word sticks to a known one
     if fragments:
@@ -275,8 +298,16 @@ def _merge_unknown(span: Span, chosen: list[Span], tokens: list[Token]) -> list[
     return [*chosen, *rest]
 
 
-OPENING_VERBS = frozenset({"name", "tell", "give", "list", "show", "find", "state", "say"})
-"""Verbs a question may open with, capitalized only because they open it ("Name New Mexico's …")."""
+OPENING_WORDS = frozenset(
+    {"name", "tell", "give", "list", "show", "find", "state", "say", "of", "among", "in", "across", "within"}
+)
+"""Verbs and prepositions a question may open with, capitalized only because they open it ("Name New
+Mexico's …", "Among Russia's oblasts …")."""
+
+
+def _says_property(word: str) -> bool:
+    """Whether a word is, by itself, an everyday name of a property ("GDP", "HDI", "population")."""
+    return any(entry.pattern.fullmatch(word.lower()) for entry in PROPERTY_WORDS)
 
 
 def _demonym(token: Token) -> bool:

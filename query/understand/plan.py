@@ -19,9 +19,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from query.lexicon import SPOKEN_NUMBER_WORDS, spoken_number, word_set
+from query.lexicon import SPOKEN_NUMBER_WORDS, spoken_amount, spoken_number, word_set
 from query.understand import plan_words as words
-from query.understand.mentions import OPENING_VERBS
+from query.understand.mentions import OPENING_WORDS
 from query.understand.properties import PropertyLabels, stem
 from query.understand.tokens import content_words
 from query.understand.understanding import Understanding
@@ -141,10 +141,14 @@ class RulePlanner:
         plan = QuestionPlan(operation=op, constraints=PlanConstraints(years=years), source="rules")
         plan.mentions = list(dict.fromkeys(names.linked + names.unlinked))
         reading = property_for(rest, self.properties)
-        if reading is None and (people := _people(understanding)):
+        if reading is None and _PEOPLE_COUNTED.search(question) and (people := _people(understanding)):
             # "How many Malians were there?", "more Sierra Leoneans than Malians": a people counted by
             # its name asks its country's population; the mode finds the country by its demonym
             reading = PropertyReading("P1082", people, "a people named by its plural demonym", "number")
+        if op == "count" and reading is not None and reading.kind == "date":
+            # "On how many platforms was X released?": no count is of dates; what is counted says it
+            notes.append(f"{reading.phrase!r} ({reading.property}) is a date: not what a count counts")
+            reading = None
         if op == "count" and reading is not None and reading.kind == "number":
             # "how many souls lived in X": the number is a quantity's value, not a count of statements
             op = plan.operation = "lookup"
@@ -198,7 +202,19 @@ class RulePlanner:
         return plan
 
 
-_HOP_OWN = {"capital": {"P36"}, "^capital": {"P36"}, "country": {"P17", "P27"}, "birthplace": {"P19", "P569"}}
+_HOP_OWN = {
+    "capital": {"P36"},
+    "^capital": {"P36"},
+    "country": {"P17", "P27"},
+    "birthplace": {"P19", "P569"},
+    "region": {"P131"},
+    "seat": {"P159"},
+}
+
+
+_PEOPLE_COUNTED = re.compile(r"\b(?:how many|count(?:ed)?|number(?:ed)?|more|fewer|less|most|least)\b", re.I)
+"""Words that count a people ("How many Malians", "more Angolans than"); without one, a demonym is an
+adjective ("Maltese athletes"), not the population asked."""
 
 
 def _people(understanding: Understanding) -> str | None:
@@ -234,7 +250,7 @@ def _hop(question: str, names: list[str] | None = None) -> _Hop | None:
             entity = m.group("e").strip()
             entity = re.sub(r"^(?:the |a )", "", entity)
             if m.start("e") == 0:  # "Name Malta's capital": the opening verb is no word of the name
-                entity = re.sub(rf"^(?i:{'|'.join(OPENING_VERBS)})\s+", "", entity)
+                entity = re.sub(rf"^(?i:{'|'.join(sorted(OPENING_WORDS))})\s+", "", entity)
             end = m.end()
             # "the home country of cyclist Jelle Cant hold in …": the hop starts from the name the
             # open-ended group holds, not from all it ran on to
@@ -268,8 +284,8 @@ def _names(understanding: Understanding) -> _Names:
     linked, unlinked, opening = [], [], []
     owners = _possessors(understanding)
     for link in understanding.links:
-        if link.mention.text in owners:
-            continue
+        if link.mention.text in owners or link.mention.text.lower() in OPENING_WORDS:
+            continue  # a word of the next name, or "Across", "Name" opening the question
         if plan_entity(link) is not None:
             linked.append(link.mention.text)
         elif unknown_name(link) or words.PEOPLE_PLURAL.fullmatch(link.mention.text):
@@ -377,12 +393,28 @@ def _class_set(question: str, names: _Names) -> PlanSet:
             if place.endswith(".") and place.count(".") == 1:
                 place = place[:-1]  # the sentence's full stop, not an abbreviation's ("U.S.")
             place = next((n for n in names.linked if n in place and n != place), place)  # "Among Germany"
+            place = re.sub(rf"^(?:{'|'.join(w.title() for w in sorted(OPENING_WORDS))})\s+", "", place)
     if place is None:
         for m in re.finditer(r"(?<![\w.])(U\.S\.|US|[A-Z][a-z]+(?:an|ish|ese|ch|ian))(?![\w.])", question):
             if m.start() > 0 and m.group(1).lower() not in words.GENERIC:
                 place = m.group(1)
                 break
-    return PlanSet(class_phrase=noun, place=place)
+    return PlanSet(class_phrase=_class_list(question, noun), place=place)
+
+
+def _class_list(question: str, noun: str | None) -> str | None:
+    """The class noun and the nouns listed with it ("oblasts, krais and republics" → "oblast, krai,
+    republic"): a superlative over several classes at once, each read by the mode."""
+    if noun is None:
+        return None
+    for m in re.finditer(r"\b[a-z]+(?:\s*,\s*[a-z]+)*,?\s+(?:and|or)\s+[a-z]+\b", question):
+        listed = [w for w in re.split(r"\s*,\s*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+", m.group(0)) if w]
+        singular = [
+            re.sub(r"ies$", "y", w) if w.endswith("ies") else re.sub(r"(?<=[^s])s$", "", w) for w in listed
+        ]
+        if noun in singular and all(w.endswith("s") for w in listed):  # plural class nouns, every one
+            return ", ".join(dict.fromkeys(singular))
+    return noun
 
 
 def _constraints(plan: QuestionPlan, question: str, reading: PropertyReading | None) -> None:
@@ -427,7 +459,7 @@ def _threshold_number(said: str) -> float:
         return 0.5
     if said in ("a", "an"):
         return 1.0
-    if (value := spoken_number(said)) is not None:
+    if (value := spoken_number(said)) is not None or (value := spoken_amount(said)) is not None:
         return float(value)
     return float(said.replace(",", ""))
 
@@ -477,7 +509,7 @@ def _unexplained(
         }  # the counted noun: "countries", "twin towns"
     if plan.set is not None:
         for text in (plan.set.class_phrase, plan.set.place):
-            explained |= {stem(w) for w in content_words(text or "")}
+            explained |= {stem(w + end) for w in content_words(text or "") for end in ("", "s", "es")}
     cues = "|".join(p.pattern for p in (words.MAX_CUES, words.MIN_CUES, words.EARLY_CUES, words.LATE_CUES))
     if plan.operation in ("compare", "superlative", "yes_no"):  # a cue of several words ("tops the list")
         for cue in (words.MAX_CUES, words.MIN_CUES, words.EARLY_CUES, words.LATE_CUES):
@@ -509,7 +541,7 @@ _FILLER = {
     stem(w)
     for w in word_set(
         "s many much count year live lived people one which town city state share have has got versus vs lie "
-        "lies closer nearer give tell name show list back figure"
+        "lies closer nearer give tell name show list back figure across among within"
     )
 }
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from query.lexicon import NUMBER_WORDS, word_set
+from query.lexicon import NUMBER_WORDS, TENS_WORDS, word_set
 
 _POPULATION = (
     r"\bpopulat\w*|\bpeople\b|\binhabitants?\b|\bresidents?\b|\bhead ?count\b|\bfolks\b|\bpersons\b"
@@ -59,8 +59,9 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
     ),
     _words(
         "P2573",
-        r"(?:\b(?:children|kids)\b[\w ]{0,30}?)?\bout[ -]of[ -]school\b"
-        r"|\b(?:missing|missed|missing out on|not in|kept out of) (?:primary )?school",
+        r"(?:\b(?:children|kids)\b[\w\- ]{0,30}?)?(?:\bout[ -]of[ -](?:primary[ -])?school\b"
+        r"|\b(?:missing|missed|missing out on|not in|kept out of|absent)(?: from)?(?: the)? (?:primary[ -])?"
+        r"(?:school|classroom)s?\b)",
         "number",
     ),
     _words("P1081", r"\bhdi\b|human development(?: index)?", "number"),
@@ -79,6 +80,9 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
     _words("P1540", r"\b(?:men|males|boys|male population)\b", "number"),
     _words("P1350", r"\bmatches\b|\bappearances\b|\bcaps\b|\bgames played\b", "number"),
     _words("P2131", r"\bgdp\b|gross domestic|\beconomy\b", "number"),
+    _words("P3529", r"\bmedian\b(?: \w+)?(?: incomes?| earnings| wages?| salary)?|\bearns?\b", "number"),
+    _words("P2124", r"\bhow many members\b|\bmember(?:ship)? count\b|\bnumber of members\b", "number"),
+    _words("P577", r"\bpublished\b|\bpublication\b|\bcame out\b|\bcome out\b|\breleased\b", "date"),
     _words("P281", r"\bpost(?:al)? ?codes?\b|\bzip\b|\bpostcodes?\b", "text"),
     _words("P856", r"\bwebsite\b|\bweb site\b|\bhome ?page\b|\bon the web\b|\bonline\b", "text"),
     _words("P1549", r"\bdemonym\b|call (?:the )?(?:people|someone|somebody|a person|residents?)\b", "text"),
@@ -115,7 +119,7 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
     ),
     _words(
         "P2046",
-        r"\barea\b|\bsquare\b|\bkm2\b|\bkm²|\bsize\b|\bbig\w*|\blarge\w*|\bsmall\w*|\bland\b|\bground\b|\bspace\b"
+        r"\barea\b|\bsquare\b|\bkm2\b|\bkm²|\bsize\b|\bbig\w*|\blarge\w*|\bsmall\w*|\bland\b|\bground\b|\bspace\b|\bvast\w*"
         r"|\bterritory\b|\bcover\w*",
         "number",
     ),
@@ -150,14 +154,14 @@ PEOPLE_PLURAL = re.compile(r"(?:[A-Z][\w\-]* )*[A-Z][\w\-]*(?:ians|eans|ans|ese|
 """How a people's name is written in the plural ("Malians", "Sierra Leoneans", "Chinese", "Israelis",
 "Thais"): only a guess of the form; the country comes from a demonym statement (P1549) or nowhere."""
 
-DATE_PROPERTIES = frozenset({"P571", "P569", "P570", "P576", "P1619"})
+DATE_PROPERTIES = frozenset({"P571", "P569", "P570", "P576", "P1619", "P577"})
 PLACE_PROPERTIES = frozenset(
     {"P17", "P131", "P30", "P36", "P47", "P150", "P1376", "P276", "P19", "P20", "P27"}
 )
 """Properties whose values are places: a yes/no question's word may be read as a place only for these."""
 
 MAX_CUES = re.compile(
-    r"\b(?:more|most|larger|largest|bigger|biggest|higher|highest|greater|greatest|taller|tallest|"
+    r"\b(?:more|most|larger|largest|bigger|biggest|higher|highest|greater|greatest|taller|tallest|better|vaster|"
     r"heavier|longer|longest|populous|populated|higher up|wider|richer|richest|wealthier|wealthiest|"
     r"tops? the (?:list|table|ranking)|comes? (?:out )?on top|"
     r"(?:does|do|did|scores?|ranks?|fares?|has|have|had) (?:the )?best)\b",
@@ -167,7 +171,7 @@ MIN_CUES = re.compile(
     r"\b(?:fewer|fewest|smaller|smallest|lower|lowest|less|least|shorter|shortest|"
     r"(?:clos|near)(?:er|est) to sea level|lies lower|"
     r"(?:does|do|did|scores?|ranks?|fares?|has|have|had) (?:the )?worst|"
-    r"poorer|poorest|weaker|weakest|lags?(?: furthest| farthest| most)? behind)\b",
+    r"poorer|poorest|weaker|weakest|worse|lags?(?: furthest| farthest| most)? behind)\b",
     re.I,
 )
 _BACK_FURTHEST = r"(?:go(?:es)?|dates?|reach(?:es)?) back (?:the )?(?:furthest|farthest|longest)"
@@ -207,13 +211,17 @@ YES_NO_START = re.compile(
 )
 """A yes/no question opens with an auxiliary, maybe after a short time clause ("In 1970, did …")."""
 
+_NUMBER_WORD = "|".join((*NUMBER_WORDS[1:], *TENS_WORDS))
+_SPOKEN_AMOUNT = rf"(?:{_NUMBER_WORD})(?:(?:[ -]and)?[ -](?:{_NUMBER_WORD}|hundred)\b)*"
+"""A number said in words, up to the hundreds ("two hundred and fifty"); a scale word follows apart."""
 THRESHOLD = re.compile(
-    r"\b(?P<cmp>more than|over|above|greater than|larger than|bigger than|higher than|taller than|tops?|"
-    r"exceeds?|"
-    r"at least|fewer than|less than|under|below|smaller than|lower than|before|after|earlier than|"
+    r"\b(?P<cmp>more than|over|above|greater than|larger than|bigger than|higher than|taller than|"
+    r"longer than|tops?|exceeds?|"
+    r"at least|fewer than|less than|under|below|smaller than|lower than|shorter than|before|after|"
+    r"earlier than|"
     r"later than)\s+(?:the year\s+|the\s+)?"
     r"(?P<num>half a|an?(?= (?:million|thousand|billion|trillion))|\d[\d,]*(?:\.\d+)?|"
-    + "|".join(NUMBER_WORDS[1:])
+    + _SPOKEN_AMOUNT
     + r")\s*"
     r"(?P<scale>million|thousand|billion|trillion)?[\s-]*"
     r"(?P<unit>square kilomet(?:re|er)s?|square met(?:re|er)s?|"
@@ -224,7 +232,7 @@ SEA_LEVEL = re.compile(r"\b(below|under|above|over) sea level\b", re.I)
 """A yes/no question about lying below (or above) sea level: an elevation against 0."""
 SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
 ABOVE = frozenset({"more than", "over", "above", "greater than", "larger than", "bigger than", "higher than",
-                   "taller than", "at least", "after", "later than", "top", "tops", "exceed",
+                   "longer than", "taller than", "at least", "after", "later than", "top", "tops", "exceed",
                    "exceeds"})  # fmt: skip
 
 CHAIN_HOPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
@@ -250,12 +258,28 @@ CHAIN_HOPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
          "country"),
         # "Jelle Cant is a citizen of a country - what's that country's …": the hop, then "that country"
         # "Paul Richter, the painter, was …", "Conchalí is a commune in some country", "X lies within a
-        # country's borders", "The paper "…" is about a country"
-        (r"(?P<e>(?-i:[A-Z][\w\-]*(?: [A-Z][\w\-]*)*|\"[^\"]+\"))(?:, (?:the|a|an) [\w\- ]{1,40},)? "
-         r"(?:is|was|holds?|held|has|had|lies|lay) (?:a )?"
-         r"(?:citizen(?:ship)? of|lies in|belongs to|is in|located in|within|in|about|[a-z]+ (?:in|of)) "
+        # country's borders", "The paper "…" is about (studies) a country",
+        # "The Settlers (2019 video game) was made in a country"
+        (r"(?P<e>(?-i:[A-Z][\w\-]*(?: [A-Z][\w\-]*)*|\"[^\"]+\"))(?: \([^)]*\))?"
+         r"(?:, (?:the|a|an) [\w\- ]{1,40},)? "
+         r"(?:(?:is|was|holds?|held|has|had|lies|lay) (?:a )?"
+         r"(?:citizen(?:ship)? of|lies in|belongs to|is in|located in|within|in|about|[a-z]+ (?:in|of))"
+         r"|studies|concerns|covers|discusses|examines|deals with) "
          r"(?:a|some|one) (?:country|nation)\b(?:'s borders)?",
          "country"),
+        # "X is in an administrative area whose …": the region it lies in
+        (r"(?P<e>(?-i:[A-Z][\w\-]*(?: [A-Z][\w\-]*)*)) (?:is|lies|sits) (?:located )?in an? "
+         r"(?:administrative (?:area|region|unit|division|entity)|region|province) "
+         r"(?=whose|that|which|where)",
+         "region"),
+        # "Robur Siena's home city", "the city that was home to Robur Siena": where an organisation sits
+        (r"(?-i:(?P<e>[A-Z][\w\-]*(?: [A-Z][\w\-]*)*))(?:'s|\u2019s) "
+         r"(?:home (?:city|town)|headquarters)\b",
+         "seat"),
+        (r"\bthe (?:city|town) (?:that |which )?(?:was |is )?(?:home to|the home of|the seat of) "
+         r"(?P<e>(?-i:[A-Z][\w\-]*(?: [A-Z][\w\-]*)*))", "seat"),
+        (r"(?P<e>(?-i:[A-Z][\w\-.]*(?: [A-Z][\w\-.]*)*)) was born in an? (?:town|city|village|place)\b",
+         "birthplace"),
         (r"\bwhere (?P<e>.+?) (?:was|were|is|are) (?:made|produced|developed|manufactured|built)\b",
          "country"),
         (r"\bthe (?:home )?(?:country|nation) (?:where|in which) (?P<e>(?-i:[A-Z][\w\-]*(?: [A-Z][\w\-]*)*)) "
@@ -282,6 +306,8 @@ HOP_PROPERTIES = {
     # P495: the country a work was made in; P921: the country a paper is about
     "country": ("P17", "P27", "P131", "P495", "P921"),
     "birthplace": ("P19",),
+    "region": ("P131",),
+    "seat": ("P159", "P131"),
 }
 
 CLASS_SYNONYMS: dict[str, tuple[str, ...]] = {

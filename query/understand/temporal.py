@@ -44,14 +44,14 @@ _TENS = "|".join(TENS_WORDS)
 _TWO_DIGITS = rf"(?:(?:{_TENS})(?:[- ](?:{_UNIT}))?|{_TEEN}|oh[- ](?:{_UNIT}))"
 SPOKEN_YEAR = re.compile(
     rf"\b(?:(?P<century>{_TEEN}|twenty)[- ](?P<rest>{_TWO_DIGITS}|hundred)"
-    rf"|(?P<lead>\w+)(?: the year)? (?P<millennium>one|two) thousand"
+    rf"|(?:(?P<lead>\w+)(?: the year)? |(?P<opening>^))(?P<millennium>one|two) thousand"
     rf"(?:(?: and)? (?P<small>{_TWO_DIGITS}|{_UNIT}))?)"
     r"\b(?![- ](?:years?|people|inhabitants|residents|metres|meters|feet|square|km)\b)",
     re.I,
 )
 """A year in words: "nineteen sixty-five", "nineteen hundred", "twenty twelve", and "two thousand (and)
-ten" after a word a time follows ("in the year two thousand"); "nineteen countries" is a count, and
-"two thousand people" an amount."""
+ten" after a word a time follows ("in the year two thousand") or opening the question before a colon or
+comma; "nineteen countries" is a count, and "two thousand people" an amount."""
 
 Span = tuple[int, int]
 
@@ -65,7 +65,9 @@ def spoken_years(question: str) -> list[tuple[int, Span]]:
             rest = m.group("rest").lower()
             year = century * 100 + (0 if rest == "hundred" else spoken_number(rest) or 0)
             span = (m.start(), m.end())
-        elif m.group("lead").lower() in SPOKEN_YEAR_LEADS:
+        elif (m.group("lead") or "").lower() in SPOKEN_YEAR_LEADS or (
+            m.group("opening") is not None and question[m.end() : m.end() + 1] in (":", ",")
+        ):  # "in two thousand and six", or "Two thousand and six: how many …" opening the question
             thousands = spoken_number(m.group("millennium")) or 0
             year = thousands * 1000 + (spoken_number(m.group("small") or "") or 0)
             span = (m.start("millennium"), m.end())

@@ -279,7 +279,9 @@ class PlanMode:
         place = self.reads.place(plan.set.place)
         if place is None:
             raise CannotExecute(f"the place {plan.set.place!r} is not in the index")
-        classes = self.reads.class_ids(plan.set.class_phrase)
+        classes = list(
+            dict.fromkeys(c for noun in plan.set.class_phrase.split(", ") for c in self.reads.class_ids(noun))
+        )
         if not classes:
             raise CannotExecute(f"no class of the index is called {plan.set.class_phrase!r}")
         place_id, place_property, how = place
