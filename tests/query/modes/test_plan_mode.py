@@ -566,3 +566,85 @@ def test_organisations_a_country_belongs_to_are_its_memberships(engine, dump):
     result = engine.ask("How many organisations does Chile belong to?")
     assert result.mode == "kg-plan" and "P463" in result.plan.resolved.values(), result.route
     assert result.answer == str(len(ongoing_items(dump["Q298"], "P463")))
+
+
+# -- fold8's trace (issue 35): several classes at once, an opening preposition, a year and a threshold
+# said in words, new hops (a seat, a region, a birthplace said after the name), lower-case names ------
+
+
+def members_in(dump: dict, classes: set[str], country: str) -> list[str]:
+    return [
+        eid
+        for eid, e in dump.items()
+        if {item(c) for c in best(e, "P31")} & classes and country in {item(c) for c in best(e, "P17")}
+    ]
+
+
+def test_a_superlative_over_several_classes_listed_together(engine, dump):
+    """ "krais, oblasts and republics": the members of all three classes in Russia, not of the first."""
+    found = members_in(dump, {"Q831740", "Q835714", "Q41162"}, "Q159")
+    people = {eid: amount(current(dump[eid], "P1082")) for eid in found if best(dump[eid], "P1082")}
+    result = engine.ask("Across Russia's krais, oblasts and republics, which is the most populous?")
+    assert result.mode == "kg-plan" and result.plan.set.class_phrase == "krai, oblast, republic", result.route
+    assert result.answer == label(dump, max(people, key=people.__getitem__))
+
+
+def test_a_threshold_said_in_words_with_hundreds(engine, dump):
+    area = amount(current(dump["Q1707"], "P2046"), SQ_KM)
+    result = engine.ask("Is Kiel's area more than one hundred and twenty square kilometres?")
+    assert result.plan is not None and result.plan.constraints.threshold == 120.0, result.route
+    assert result.answer == ("yes" if area > 120 else "no")
+
+
+def test_a_year_said_in_words_opening_the_question(engine, dump):
+    expected = in_year(dump["Q298"], "P1082", 2010)
+    result = engine.ask("Two thousand and ten: how many people lived in Chile?")
+    assert result.plan is not None and result.plan.constraints.years == [2010], result.route
+    assert number(result.answer) == expected
+
+
+def test_an_organisation_s_home_city_is_its_headquarters(engine, dump):
+    city = item(best(dump["Q2756"], "P159")[0])
+    result = engine.ask("How much ground does Robur Siena's home city cover?")
+    assert result.plan is not None and result.plan.relations[0] == "seat", result.route
+    assert number(result.answer) == amount(current(dump[city], "P2046"), SQ_KM)
+
+
+def test_the_administrative_area_something_lies_in_is_a_hop(engine, dump):
+    area = item(best(dump["Q22472945"], "P131")[0])
+    result = engine.ask("Cerro Tupungato sits in an administrative region whose population is what?")
+    assert result.plan is not None and result.plan.relations[0] == "region", result.route
+    assert number(result.answer) == amount(current(dump[area], "P1082"))
+
+
+def test_a_birthplace_said_after_the_name_leaving_the_dumps_is_refused(engine, dump):
+    place = item(best(dump["Q9235"], "P19")[0])
+    assert place not in dump  # Stuttgart: the hop leaves the index
+    result = engine.ask("Hegel was born in a city; how many people live there?")
+    assert result.unknown and "holds no statements" in (result.plan.outcome or ""), result.route
+
+
+def test_a_property_word_before_of_is_not_part_of_the_name(engine, dump):
+    """ "GDP of Chile" is Chile's GDP, not one name "GDP of Chile" the index lacks."""
+    result = engine.ask("What's the GDP of Chile?")
+    assert result.plan is not None and result.plan.mentions == ["Chile"], result.route
+    assert number(result.answer) == amount(current(dump["Q298"], "P2131"))
+
+
+def test_a_question_in_lower_case_names_things_in_lower_case(engine, dump):
+    result = engine.ask("how high is cerro tronador?")
+    assert result.mode == "kg-plan", result.route
+    assert number(result.answer) == amount(current(dump["Q22472765"], "P2044"), METRE)
+
+
+def test_better_and_vaster_compare(engine, dump):
+    komi, murmansk = (amount(current(dump[e], "P2046"), SQ_KM) for e in ("Q2073", "Q1759"))
+    result = engine.ask("Which is vaster, the Komi Republic or Murmansk Oblast?")
+    assert result.plan is not None and result.plan.operation == "compare", result.route
+    assert result.answer == label(dump, "Q2073" if komi > murmansk else "Q1759")
+
+
+def test_a_member_count_no_item_holds_is_refused(engine, dump):
+    assert not any("P2124" in entity["claims"] for entity in dump.values())
+    result = engine.ask("How many members does Robur Siena have?")
+    assert result.unknown, (result.answer, result.route)
