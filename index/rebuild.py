@@ -39,15 +39,17 @@ from index.build_stages import (
 from index.rebuild_report import make_report, render_markdown, write_report
 from index.remote_versions import remote_root, upload_version
 from index.shared_state import local, new_marker, portable, require_marker, run_name, write_marker
-from index.state_exchange import StateExchange
+from index.state_exchange import PullMore, StateExchange
 from index.versions import VersionStore
 from ingest.pipeline import IngestInputs, finish_ingest, prepare_ingest_dir, sample_inputs
-from ingest.remote_inputs import stage_inputs
+from ingest.remote_inputs import copy_path, stage_inputs
+from ingest.shard_output import read_summary
 from ingest.shard_plan import (
     IngestOptions,
     ShardJob,
     ShardOutcome,
     ingest_shard,
+    inputs_dir,
     plan_shards,
     prune_stale_outputs,
 )
@@ -167,16 +169,45 @@ def _to_local(settings: HqaSettings) -> PathMap:
 @contextmanager
 def _shared_state(
     settings: HqaSettings, step: str, run: str | None, scope: list[Path | str | None]
-) -> Iterator[None]:
+) -> Iterator[PullMore]:
     """Around a step: the run's marker checked (before anything is written), and, when the state lives in
-    object storage, the local paths of ``scope`` pulled before and what the step wrote pushed after."""
+    object storage, the local paths of ``scope`` pulled before and what the step wrote pushed after.
+    Yields a function that pulls more paths (a no-op over a shared folder)."""
     exchange = StateExchange.from_settings(settings)
     if exchange is None:
         require_marker(settings.state_dir, run, step)
-        yield
+        yield lambda paths: None
         return
-    with exchange.step(step, exchange.scope(scope), run):
-        yield
+    with exchange.step(step, exchange.scope(scope), run) as pull_more:
+        yield pull_more
+
+
+def _earlier_outputs(job: ShardJob, ingest_dir: Path) -> list[Path | str | None]:
+    """The files an earlier run of ``job`` wrote, as its summary names them (none without one)."""
+    path = job.summary_file(ingest_dir)
+    if not path.is_file():
+        return []
+    return [o.path for o in read_summary(path, ingest_dir).outputs]
+
+
+def _stage_own_copy(p: RebuildParams, settings: HqaSettings, source: Path) -> None:
+    """Stage the ``s3://`` dump whose copy ``source`` is, on this worker: dump copies are not exchanged
+    (large, and each worker can fetch its own from the dump's URL); others' copies here are kept."""
+    target = source.resolve()
+
+    def mine(url: str | None) -> bool:
+        return (
+            bool(url) and url.startswith("s3://") and copy_path(url, settings.ingest_dir).resolve() == target
+        )
+
+    stage_inputs(
+        [u for u in p.wikidata if mine(u)],
+        [u for u in p.wikipedia if mine(u)],
+        p.ottqa if mine(p.ottqa) else None,
+        out_dir=settings.ingest_dir,
+        settings=settings.remote,
+        prune=False,
+    )
 
 
 def _build_scope(settings: HqaSettings, build: BuildPlan, *extra: Path) -> list[Path | str | None]:
@@ -253,9 +284,12 @@ def ingest(params: Json, job: Json) -> Json:
     options = p.ingest_options(settings)
     run_job = RunJob.model_validate(job)
     shard = _job_paths(run_job.job, _to_local(settings))
-    with _shared_state(settings, "ingest", run_job.run, [settings.ingest_dir]):
-        if shard.source is not None and not Path(shard.source).exists() and settings.remote.state_url:
-            p.inputs(settings)  # an s3:// dump's copy is never exchanged: each worker stages its own
+    # its summary and the inputs' checksums and block indexes first, then the outputs the summary names
+    scope = [shard.summary_file(settings.ingest_dir), inputs_dir(settings.ingest_dir)]
+    with _shared_state(settings, "ingest", run_job.run, scope) as pull_more:
+        pull_more(_earlier_outputs(shard, settings.ingest_dir))
+        if settings.remote.state_url and not Path(shard.source).exists():
+            _stage_own_copy(p, settings, Path(shard.source))
         outcome = ingest_shard(shard, settings.ingest_dir, options, skip_unchanged=not p.force)
     portable_outcome = _outcome_paths(outcome, _to_portable(settings))
     return RunOutcome(run=run_job.run, outcome=portable_outcome).model_dump(mode="json")
@@ -296,7 +330,10 @@ def verbalize(params: Json, plan: Json, job: Json) -> Json:
     to_local = _to_local(settings)
     verbalize_job_ = VerbalizeJob.model_validate(job)
     local_job = verbalize_job_.model_copy(update={"path": to_local(verbalize_job_.path)})
-    with _shared_state(settings, "verbalize", build.run, _build_scope(settings, build)):
+    previous = Path(build.previous) if build.previous else None
+    reused = [previous / "manifest.json", previous / "evidence" / local_job.output] if previous else []
+    scope = [local_job.path, build.names_dir, *reused]
+    with _shared_state(settings, "verbalize", build.run, scope):
         written = verbalize_job(build, local_job, settings.index)
     return written.model_copy(update={"job": verbalize_job_}).model_dump(mode="json")
 
@@ -326,7 +363,8 @@ def embed(params: Json, plan: Json, part: int) -> Json:
     settings = RebuildParams.model_validate(params).settings()
     build = _local_plan(settings, plan)
     cache = settings.embedding_cache_dir
-    with _shared_state(settings, f"embed part {part}", build.run, _build_scope(settings, build, cache)):
+    scope = _build_scope(settings, build, cache)[1:]  # not the ingest output
+    with _shared_state(settings, f"embed part {part}", build.run, scope):
         return embed_part_step(build, part, settings.index, cache).model_dump(mode="json")
 
 

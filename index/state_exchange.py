@@ -37,7 +37,7 @@ import shutil
 import socket
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,6 +75,9 @@ _TEMPORARY = re.compile(r"^\..+\.tmp$")  # ingest.files.temporary_path: a file m
 
 class StateDamaged(RemoteError):
     """An object of the shared state is missing or holds other bytes than its change record says."""
+
+
+PullMore = Callable[[list[Path | str | None]], None]
 
 
 @dataclass(frozen=True)
@@ -182,15 +185,31 @@ class StateExchange:
     # --- one step ------------------------------------------------------------------------------------
 
     @contextmanager
-    def step(self, step: str, scope: tuple[str, ...], run: str | None = None) -> Iterator[None]:
-        """Check the marker of ``run`` (when given), pull ``scope``, run the block, push what it changed."""
+    def step(self, step: str, scope: tuple[str, ...], run: str | None = None) -> Iterator[PullMore]:
+        """Check the marker of ``run`` (when given), pull ``scope``, run the block, push what it changed.
+
+        The block gets a function to pull more paths, for a step that learns what it reads from a file
+        it pulled (an ingest job's earlier outputs, named in its summary)."""
         if run is not None:
             self.require_marker(run, step)
         self.bookkeeping.mkdir(parents=True, exist_ok=True)
         with _exclusive(self.bookkeeping / LOCK):
             pulled = self.pull(scope)
             before = self.snapshot()
-            yield
+
+            def pull_more(paths: list[Path | str | None]) -> None:
+                more = self.scope(paths)
+                got = self.pull(more)
+                pulled.files, pulled.bytes, pulled.removed = (
+                    pulled.files + got.files,
+                    pulled.bytes + got.bytes,
+                    pulled.removed + got.removed,
+                )
+                for rel in [r for r in before if _in(r, more)]:  # what the pull changed is not the step's
+                    del before[rel]
+                before.update(self.snapshot(more))
+
+            yield pull_more
             pushed = self.push(before, step)
         log.info(
             "%s: pulled %d files (%d bytes, %d removed), pushed %d files (%d bytes) through %s",
@@ -208,7 +227,7 @@ class StateExchange:
     def snapshot(self, scope: tuple[str, ...] | None = None) -> dict[str, LocalStamp]:
         """Every exchanged path under the scratch (within ``scope`` when given) with its stamp."""
         stamps: dict[str, LocalStamp] = {}
-        for top in scope or self.roots:
+        for top in self.roots if scope is None else scope:
             if not _in(top, self.roots) and not any(_in(r, (top,)) for r in self.roots):
                 continue
             start = self.root / top
@@ -298,6 +317,8 @@ class StateExchange:
 
     def pull(self, scope: tuple[str, ...]) -> ExchangeStats:
         """Make the scratch under ``scope`` hold exactly what the state holds there."""
+        if not scope:
+            return ExchangeStats()
         state = replay(self.records())
         wanted = {p: e for p, e in state.items() if _in(p, scope) and self._exchanged(p)}
         here = self.snapshot(scope)

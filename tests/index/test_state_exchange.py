@@ -24,6 +24,8 @@ from index import rebuild
 from index.shared_state import SharedStateMissing, run_name
 from index.state_exchange import StateDamaged
 from index.versions import VersionStore
+from ingest.object_store import RemoteRoot
+from tests.conftest import WIKIDATA_ITEMS
 from tests.services import free_port
 
 RUN_ID = "manual__2026-11-27T12:00:00+00:00"
@@ -195,3 +197,23 @@ def test_a_missing_object_is_named(workers, state_url, bucket_fs):
     with pytest.raises(StateDamaged, match="does not exist") as failed:
         rebuild.plan({}, outcomes, RUN_AFTER)
     assert f"s3://{key}" in str(failed.value) and str(parquet.relative_to(scratch)) in str(failed.value)
+
+
+def test_an_s3_dump_is_staged_by_each_ingest_worker_not_pushed_to_the_state(
+    workers, s3_bucket, state_url, bucket_fs
+):
+    dumps = RemoteRoot.open(s3_bucket.url("dumps"), s3_bucket.settings())
+    dumps.upload(WIKIDATA_ITEMS, WIKIDATA_ITEMS.name)
+    params = {"wikidata": [f"{dumps.url}/{WIKIDATA_ITEMS.name}"]}
+    workers("worker-a")
+    jobs = rebuild.discover(params, RUN_ID)
+    b = workers("worker-b")
+    outcome = rebuild.ingest(params, jobs[0])  # b has no copy: it stages its own, with the same stamp
+    copy = b / rebuild.RunJob.model_validate(jobs[0]).job.source.removeprefix("state:")
+    digest = hashlib.sha256(WIKIDATA_ITEMS.read_bytes()).hexdigest()
+    assert hashlib.sha256(copy.read_bytes()).hexdigest() == digest
+    summary = rebuild.RunOutcome.model_validate(outcome).outcome
+    assert not summary.skipped and summary.summary.outputs
+    assert not any(p.startswith("ingest/_inputs/remote") for p in _pushed_paths(bucket_fs, state_url))
+    assert f"blobs/{digest[:2]}/{digest}" not in _objects(bucket_fs, state_url, "blobs")
+    assert any(p.startswith("ingest/entities/") for p in _pushed_paths(bucket_fs, state_url))
