@@ -372,7 +372,8 @@ def stage(params: Json, plan: Json, name: str) -> Json:
     settings = RebuildParams.model_validate(params).settings()
     build = _local_plan(settings, plan)
     cache = settings.embedding_cache_dir
-    with _shared_state(settings, f"stage {name}", build.run, _build_scope(settings, build, cache)):
+    scope = _build_scope(settings, build, *([cache] if name == "vectors" else []))
+    with _shared_state(settings, f"stage {name}", build.run, scope):
         return run_stage(build, name, settings.index, cache).model_dump(mode="json")
 
 

@@ -54,6 +54,7 @@ from index.state_listing import (
     blob_key,
     marker_key,
     new_record_name,
+    record_time,
     replay,
 )
 from index.versions import READER_STATE
@@ -419,7 +420,8 @@ class StateExchange:
         write_json_atomic(self.bookkeeping / KNOWN, known)
         if changes:
             record = ChangeRecord(step=step, host=socket.gethostname(), written=time.time(), changes=changes)
-            name = new_record_name()
+            newest = max((record_time(n.name) for n in self.records_dir.glob("*.json")), default=0)
+            name = new_record_name(after=newest)
             data = record.model_dump_json(exclude_none=True).encode()
             self.remote.write_bytes(f"{LOG}/{name}", data)
             self.records_dir.mkdir(parents=True, exist_ok=True)

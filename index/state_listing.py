@@ -71,10 +71,21 @@ def marker_key(run: str) -> str:
     return f"{RUNS}/{run}.json"
 
 
-def new_record_name() -> str:
-    """A log record's name: sorts by time (nanoseconds, zero-padded), unique across hosts and processes."""
+def record_time(name: str) -> int:
+    """The time part of a record's name (0 for a name without one)."""
+    head = name.split("-", 1)[0]
+    return int(head) if head.isdigit() else 0
+
+
+def new_record_name(after: int = 0) -> str:
+    """A record's name: sorts by time (nanoseconds, zero-padded), unique across hosts and processes.
+
+    ``after`` is the newest record the step has read: its name sorts after that one even when this host's
+    clock is behind the writer's, so a step's changes always replay after those of the steps it read
+    (publish's removal of the build folder after the stages that filled it)."""
     host = re.sub(r"[^A-Za-z0-9.-]", "_", socket.gethostname())[:40]
-    return f"{time.time_ns():020d}-{host}-{os.getpid()}-{uuid.uuid4().hex[:8]}.json"
+    stamp = max(time.time_ns(), after + 1)
+    return f"{stamp:020d}-{host}-{os.getpid()}-{uuid.uuid4().hex[:8]}.json"
 
 
 def replay(records: list[ChangeRecord]) -> dict[str, StateEntry]:
