@@ -39,8 +39,8 @@ from index.build_stages import (
 from index.rebuild_report import make_report, render_markdown, write_report
 from index.remote_versions import remote_root, upload_version
 from index.shared_state import local, new_marker, portable, require_marker, run_name, write_marker
-from index.state_exchange import PullMore, StateExchange
-from index.versions import VersionStore
+from index.state_exchange import StateExchange, StepSession
+from index.versions import CURRENT, CURRENT_FILE, VersionStore
 from ingest.pipeline import IngestInputs, finish_ingest, prepare_ingest_dir, sample_inputs
 from ingest.remote_inputs import copy_path, stage_inputs
 from ingest.shard_output import read_summary
@@ -169,17 +169,17 @@ def _to_local(settings: HqaSettings) -> PathMap:
 @contextmanager
 def _shared_state(
     settings: HqaSettings, step: str, run: str | None, scope: list[Path | str | None]
-) -> Iterator[PullMore]:
+) -> Iterator[StepSession]:
     """Around a step: the run's marker checked (before anything is written), and, when the state lives in
     object storage, the local paths of ``scope`` pulled before and what the step wrote pushed after.
-    Yields a function that pulls more paths (a no-op over a shared folder)."""
+    Yields the step's session (to pull more, or drop old versions; no-ops over a shared folder)."""
     exchange = StateExchange.from_settings(settings)
     if exchange is None:
         require_marker(settings.state_dir, run, step)
-        yield lambda paths: None
+        yield StepSession()
         return
-    with exchange.step(step, exchange.scope(scope), run) as pull_more:
-        yield pull_more
+    with exchange.step(step, exchange.scope(scope), run) as session:
+        yield session
 
 
 def _earlier_outputs(job: ShardJob, ingest_dir: Path) -> list[Path | str | None]:
@@ -213,9 +213,12 @@ def _stage_own_copy(p: RebuildParams, settings: HqaSettings, source: Path) -> No
 def _build_scope(settings: HqaSettings, build: BuildPlan, *extra: Path) -> list[Path | str | None]:
     """What a step of a started build reads: the ingest output, the build folder, the version it reuses
     (and the ``current`` pointer); not the older versions."""
-    index_dir = Path(build.index_dir)
-    pointers = [index_dir / "current", index_dir / "current.json"]
-    return [settings.ingest_dir, build.building, build.previous, *pointers, *extra]
+    return [settings.ingest_dir, build.building, build.previous, *_pointers(Path(build.index_dir)), *extra]
+
+
+def _pointers(index_dir: Path) -> list[Path | str | None]:
+    """The index's ``current`` symlink and its pointer file (``index.versions``)."""
+    return [index_dir / CURRENT, index_dir / CURRENT_FILE]
 
 
 def _local_plan(settings: HqaSettings, plan: Json) -> BuildPlan:
@@ -262,7 +265,9 @@ def discover(params: Json, run_id: str | None = None) -> list[Json]:
     if (exchange := StateExchange.from_settings(settings)) is not None:
         exchange.write_marker(new_marker(settings.state_dir, run))  # fails at once when unreachable
     write_marker(settings.state_dir, run)
-    with _shared_state(settings, "discover", None, [settings.ingest_dir]):
+    # the inputs' checksums and block indexes, and the property tables prepare_ingest_dir compares with
+    scope = [inputs_dir(settings.ingest_dir), settings.ingest_dir / "properties"]
+    with _shared_state(settings, "discover", None, scope):
         inputs = p.inputs(settings)
         jobs = plan_shards(
             inputs.wikidata,
@@ -286,8 +291,8 @@ def ingest(params: Json, job: Json) -> Json:
     shard = _job_paths(run_job.job, _to_local(settings))
     # its summary and the inputs' checksums and block indexes first, then the outputs the summary names
     scope = [shard.summary_file(settings.ingest_dir), inputs_dir(settings.ingest_dir)]
-    with _shared_state(settings, "ingest", run_job.run, scope) as pull_more:
-        pull_more(_earlier_outputs(shard, settings.ingest_dir))
+    with _shared_state(settings, "ingest", run_job.run, scope) as session:
+        session.pull(_earlier_outputs(shard, settings.ingest_dir))
         if settings.remote.state_url and not Path(shard.source).exists():
             _stage_own_copy(p, settings, Path(shard.source))
         outcome = ingest_shard(shard, settings.ingest_dir, options, skip_unchanged=not p.force)
@@ -304,7 +309,11 @@ def plan(params: Json, outcomes: list[Json], run_after: datetime | None = None) 
     p = RebuildParams.model_validate(params)
     settings = p.settings()
     run, results = _local_outcomes(settings, outcomes, "plan")
-    with _shared_state(settings, "plan", run, [settings.ingest_dir, settings.index_dir]):
+    # the ingest output and the current version (not the older ones): its pointers first, then its folder
+    with _shared_state(
+        settings, "plan", run, [settings.ingest_dir, *_pointers(settings.index_dir)]
+    ) as session:
+        session.pull([VersionStore(settings.index_dir).current()])
         removed = prune_stale_outputs(settings.ingest_dir, [o.job for o in results])
         finish_ingest(settings.ingest_dir, results, removed)
         version = VersionStore.version_name(run_after) if run_after is not None else None
@@ -391,7 +400,7 @@ def publish(params: Json, plan: Json, stages: list[Json], validation: dict[str, 
     settings = RebuildParams.model_validate(params).settings()
     reports = {r.name: r for r in (StageReport.model_validate(s) for s in stages)}
     build = _local_plan(settings, plan)
-    with _shared_state(settings, "publish", build.run, [settings.ingest_dir, settings.index_dir]):
+    with _shared_state(settings, "publish", build.run, _build_scope(settings, build)) as session:
         manifest = publish_build(
             build,
             json.loads(settings.model_dump_json()),
@@ -399,6 +408,11 @@ def publish(params: Json, plan: Json, stages: list[Json], validation: dict[str, 
             reports,
             validation,
         )
+        # in object storage the state keeps what this worker holds (the new version and the one it reused
+        # from); older versions and other runs' build folders are dropped there, never downloaded
+        index_dir = Path(build.index_dir)
+        kept = {p.name for p in VersionStore(index_dir).versions()} | {CURRENT, CURRENT_FILE}
+        session.forget([index_dir / name for name in session.children(index_dir) - kept])
     if (remote := remote_root(settings.remote)) is not None:
         upload_version(Path(build.index_dir) / manifest.version, remote)
     return manifest.model_dump(mode="json")

@@ -37,7 +37,7 @@ import shutil
 import socket
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,9 +76,6 @@ _TEMPORARY = re.compile(r"^\..+\.tmp$")  # ingest.files.temporary_path: a file m
 
 class StateDamaged(RemoteError):
     """An object of the shared state is missing or holds other bytes than its change record says."""
-
-
-PullMore = Callable[[list[Path | str | None]], None]
 
 
 @dataclass(frozen=True)
@@ -186,42 +183,36 @@ class StateExchange:
     # --- one step ------------------------------------------------------------------------------------
 
     @contextmanager
-    def step(self, step: str, scope: tuple[str, ...], run: str | None = None) -> Iterator[PullMore]:
+    def step(self, step: str, scope: tuple[str, ...], run: str | None = None) -> Iterator[StepSession]:
         """Check the marker of ``run`` (when given), pull ``scope``, run the block, push what it changed.
 
-        The block gets a function to pull more paths, for a step that learns what it reads from a file
-        it pulled (an ingest job's earlier outputs, named in its summary)."""
+        The block gets a ``StepSession``: to pull more paths (a step that learns what it reads from a
+        file it pulled) or to drop paths from the state without downloading them."""
         if run is not None:
             self.require_marker(run, step)
         self.bookkeeping.mkdir(parents=True, exist_ok=True)
         with _exclusive(self.bookkeeping / LOCK):
-            pulled = self.pull(scope)
-            before = self.snapshot()
-
-            def pull_more(paths: list[Path | str | None]) -> None:
-                more = self.scope(paths)
-                got = self.pull(more)
-                pulled.files, pulled.bytes, pulled.removed = (
-                    pulled.files + got.files,
-                    pulled.bytes + got.bytes,
-                    pulled.removed + got.removed,
-                )
-                for rel in [r for r in before if _in(r, more)]:  # what the pull changed is not the step's
-                    del before[rel]
-                before.update(self.snapshot(more))
-
-            yield pull_more
-            pushed = self.push(before, step)
+            session = StepSession(self)
+            session.pulled = self.pull(scope)
+            session.before = self.snapshot()
+            yield session
+            pushed = self.push(session.before, step, session.forgotten)
+        pulled = session.pulled
         log.info(
-            "%s: pulled %d files (%d bytes, %d removed), pushed %d files (%d bytes) through %s",
+            "%s: pulled %d files (%d bytes, %d removed), pushed %d files (%d bytes, %d removed) through %s",
             step,
             pulled.files,
             pulled.bytes,
             pulled.removed,
             pushed.files,
             pushed.bytes,
+            pushed.removed,
             self.remote.url,
         )
+
+    def state(self) -> dict[str, StateEntry]:
+        """The state as the change records say now."""
+        return replay(self.records())
 
     # --- the local side ------------------------------------------------------------------------------
 
@@ -320,7 +311,7 @@ class StateExchange:
         """Make the scratch under ``scope`` hold exactly what the state holds there."""
         if not scope:
             return ExchangeStats()
-        state = replay(self.records())
+        state = self.state()
         wanted = {p: e for p, e in state.items() if _in(p, scope) and self._exchanged(p)}
         here = self.snapshot(scope)
         known = self._known()
@@ -400,11 +391,15 @@ class StateExchange:
 
     # --- push ----------------------------------------------------------------------------------------
 
-    def push(self, before: dict[str, LocalStamp], step: str) -> ExchangeStats:
-        """Upload what changed since ``before`` (new blobs first), then one change record naming it all."""
+    def push(
+        self, before: dict[str, LocalStamp], step: str, forgotten: set[str] = frozenset()
+    ) -> ExchangeStats:
+        """Upload what changed since ``before`` (new blobs first), then one change record naming it all;
+        ``forgotten`` paths are recorded as deleted unless the step wrote them."""
         after = self.snapshot()
         known = self._known()
-        changes: dict[str, StateEntry | None] = {p: None for p in before if p not in after}
+        gone = (set(before) | set(forgotten)) - set(after)
+        changes: dict[str, StateEntry | None] = dict.fromkeys(sorted(gone))
         stats = ExchangeStats(removed=len(changes))
         for rel, stamp in sorted(after.items()):
             if before.get(rel) == stamp:
@@ -447,6 +442,50 @@ class StateExchange:
         if local_fs:
             self.remote.fs.move(self.remote.path(target), self.remote.path(key))
         return moved.size
+
+
+class StepSession:
+    """What a step's block may ask of the exchange while it runs; over a shared folder (no exchange)
+    every request is a no-op, since the folder already holds everything."""
+
+    def __init__(self, exchange: StateExchange | None = None) -> None:
+        self.exchange = exchange
+        self.pulled = ExchangeStats()
+        self.before: dict[str, LocalStamp] = {}
+        self.forgotten: set[str] = set()
+
+    def pull(self, paths: list[Path | str | None]) -> None:
+        """Pull more paths into the scratch; what this pull changes is not counted as the step's."""
+        if self.exchange is None:
+            return
+        more = self.exchange.scope(paths)
+        got = self.exchange.pull(more)
+        self.pulled.files += got.files
+        self.pulled.bytes += got.bytes
+        self.pulled.removed += got.removed
+        for rel in [r for r in self.before if _in(r, more)]:
+            del self.before[rel]
+        self.before.update(self.exchange.snapshot(more))
+
+    def children(self, folder: Path) -> set[str]:
+        """The names directly under ``folder`` in the state (what this scratch holds there without an
+        exchange)."""
+        if self.exchange is None:
+            return {p.name for p in Path(folder).iterdir()} if Path(folder).is_dir() else set()
+        (rel,) = self.exchange.scope([folder]) or ("",)
+        if not rel:
+            return set()
+        return {
+            p[len(rel) + 1 :].split("/", 1)[0] for p in self.exchange.state() if _in(p, (rel,)) and p != rel
+        }
+
+    def forget(self, paths: list[Path | str | None]) -> None:
+        """Drop every state path under ``paths`` with this step's push, without downloading them (old
+        index versions a publish prunes, which this worker never pulled)."""
+        if self.exchange is None:
+            return
+        rels = self.exchange.scope(paths)
+        self.forgotten |= {p for p in self.exchange.state() if _in(p, rels)}
 
 
 def _remove(path: Path) -> None:

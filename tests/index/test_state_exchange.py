@@ -76,53 +76,72 @@ def _pushed_paths(fs: pafs.S3FileSystem, url: str) -> set[str]:
     return paths
 
 
+def _state_paths(fs: pafs.S3FileSystem, url: str) -> set[str]:
+    """The paths the state holds: the change records read as plain JSON in name order, later wins."""
+    base = url.removeprefix("s3://")
+    state: set[str] = set()
+    for key in sorted(_objects(fs, url, "log")):
+        with fs.open_input_stream(f"{base}/{key}") as f:
+            for path, entry in json.loads(f.read())["changes"].items():
+                (state.add if entry is not None else state.discard)(path)
+    return state
+
+
+def _rebuild(on, first: str, second: str, params: dict, run_id: str, run_after: datetime) -> dict:
+    """Every step of one rebuild, alternating between the workers ``first`` and ``second``."""
+    on(first)
+    jobs = rebuild.discover(params, run_id)
+    outcomes = [rebuild.ingest(params, job) for job in jobs[:1]]
+    on(second)
+    outcomes += [rebuild.ingest(params, job) for job in jobs[1:]]
+    on(first)  # plans from ingest output the other wrote, which only the object store carries
+    plan = rebuild.plan(params, outcomes, run_after)
+    files = []
+    for i, job in enumerate(rebuild.files_to_verbalize(plan)):
+        on((first, second)[i % 2])
+        files.append(rebuild.verbalize(params, plan, job))
+    on(second)
+    stages = [rebuild.evidence(plan, files, params)]
+    for part in rebuild.evidence_parts(params, plan):
+        on((first, second)[part % 2])
+        rebuild.embed(params, plan, part)
+    for i, name in enumerate(STAGES):
+        on((second, first)[i % 2])
+        stages.append(rebuild.stage(params, plan, name))
+    on(first)
+    validation = rebuild.validate(params, plan)
+    on(second)
+    manifest = rebuild.publish(params, plan, stages, validation)
+    on(first)
+    report = rebuild.report(params, outcomes, plan, manifest)
+    return {"jobs": jobs, "outcomes": outcomes, "plan": plan, "manifest": manifest, "report": report}
+
+
+def _same_index(manifest: dict, cli) -> None:
+    assert manifest["counts"] == cli.manifest.counts
+    assert {n: s["fingerprint"] for n, s in manifest["stages"].items()} == {
+        n: s.fingerprint for n, s in cli.manifest.stages.items()
+    }
+    assert set(manifest["validation"].values()) == {"ok"}
+
+
 @pytest.mark.slow
 def test_two_workers_sharing_only_a_state_url_build_the_in_process_index(
     workers, sample_index, state_url, bucket_fs
 ):
     a, b = "worker-a", "worker-b"
     scratch = {a: workers(a), b: workers(b)}
-    on = workers
-    params: dict = {}
-    on(a)
-    jobs = rebuild.discover(params, RUN_ID)
-    outcomes = [rebuild.ingest(params, job) for job in jobs[:1]]
-    on(b)
-    outcomes += [rebuild.ingest(params, job) for job in jobs[1:]]
-    on(a)  # plans from ingest output b wrote, which only the object store carries
-    plan = rebuild.plan(params, outcomes, RUN_AFTER)
-    files = []
-    for i, job in enumerate(rebuild.files_to_verbalize(plan)):
-        on((a, b)[i % 2])
-        files.append(rebuild.verbalize(params, plan, job))
-    on(b)
-    stages = [rebuild.evidence(plan, files, params)]
-    parts = rebuild.evidence_parts(params, plan)
-    for part in parts:
-        on((a, b)[part % 2])
-        rebuild.embed(params, plan, part)
-    for i, name in enumerate(STAGES):
-        on((b, a)[i % 2])
-        stages.append(rebuild.stage(params, plan, name))
-    on(a)
-    validation = rebuild.validate(params, plan)
-    on(b)
-    manifest = rebuild.publish(params, plan, stages, validation)
-    on(a)
-    report = rebuild.report(params, outcomes, plan, manifest)
+    run = _rebuild(workers, a, b, {}, RUN_ID, RUN_AFTER)
+    plan, manifest = run["plan"], run["manifest"]
 
-    travelling = json.dumps([jobs, outcomes, plan])  # what later steps resolve (stats name paths too)
+    travelling = json.dumps([run["jobs"], run["outcomes"], plan])  # what later steps resolve
     leaked = [m for s in scratch.values() for m in re.findall(re.escape(str(s)) + r'[^"]*', travelling)]
     assert not leaked, leaked[:5]
     store = VersionStore(scratch[b] / "indexes")
     assert store.current() == (scratch[b] / "indexes" / manifest["version"]).resolve()
     _, cli = sample_index
-    assert manifest["counts"] == cli.manifest.counts
-    assert {n: s["fingerprint"] for n, s in manifest["stages"].items()} == {
-        n: s.fingerprint for n, s in cli.manifest.stages.items()
-    }
-    assert set(validation.values()) == {"ok"}
-    assert report["published"] and Path(report["report"]).is_relative_to(scratch[a])
+    _same_index(manifest, cli)
+    assert run["report"]["published"] and Path(run["report"]["report"]).is_relative_to(scratch[a])
 
     # what went through the bucket: the marker, ingest Parquet, evidence, embedding-cache parts, the index
     assert f"runs/{run_name(RUN_ID)}.json" in _objects(bucket_fs, state_url, "runs")
@@ -135,6 +154,14 @@ def test_two_workers_sharing_only_a_state_url_build_the_in_process_index(
     table = scratch[b] / "indexes" / manifest["version"] / "tables" / "table_rows.parquet"
     digest = hashlib.sha256(table.read_bytes()).hexdigest()
     assert _objects(bucket_fs, state_url, "blobs")[f"blobs/{digest[:2]}/{digest}"] == table.stat().st_size
+
+    # a forced rebuild with the roles swapped: a publishes, never having pulled the first version, which
+    # the state then drops (it keeps what the publisher holds) without a download
+    second = _rebuild(workers, b, a, {"force": True}, RUN_ID + "-2", RUN_AFTER.replace(hour=13))
+    _same_index(second["manifest"], cli)
+    assert not (scratch[a] / "indexes" / manifest["version"]).exists()
+    versions = {p.split("/")[1] for p in _state_paths(bucket_fs, state_url) if p.startswith("indexes/")}
+    assert versions == {second["manifest"]["version"], "current", "current.json"}
 
 
 def test_a_worker_with_another_state_url_fails_at_once_naming_the_object_it_cannot_see(

@@ -1,6 +1,7 @@
 """What one exchange step does to a scratch folder and the state, on moto's S3 server: files, deletions
-and symlinks travel, leftovers in a scratch are removed, a failed step pushes nothing, and a record
-sorts after every record its step read even when the writer's clock is behind."""
+and symlinks travel, leftovers in a scratch are removed, a failed step pushes nothing, paths can be
+dropped from the state without a download, and a record sorts after every record its step read even
+when the writer's clock is behind."""
 
 from __future__ import annotations
 
@@ -36,8 +37,8 @@ def test_files_deletions_and_links_travel_and_leftovers_go(exchange_for):
         (a.root / "indexes").mkdir()
         os.symlink("v1", a.root / "indexes" / "current")
     b = exchange_for("b")
-    with b.step("delete", ROOTS) as pull_more:
-        pull_more([])  # pulls nothing, removes nothing
+    with b.step("delete", ROOTS) as session:
+        session.pull([])  # pulls nothing, removes nothing
         assert (b.root / "ingest" / "t" / "one.parquet").read_bytes() == b"1" * 3000
         assert os.readlink(b.root / "indexes" / "current") == "v1"
         (b.root / "ingest" / "t" / "two.parquet").unlink()
@@ -55,6 +56,13 @@ def test_files_deletions_and_links_travel_and_leftovers_go(exchange_for):
         assert os.readlink(c.root / "indexes" / "current") == "v1"
         one = Path("ingest/t/one.parquet")
         assert (c.root / one).stat().st_mtime_ns == (a.root / one).stat().st_mtime_ns
+    d = exchange_for("d")
+    with d.step("forget", ("indexes",)) as session:  # drops ingest/t from the state, never pulled here
+        assert session.children(d.root / "ingest") == {"t"}
+        session.forget([d.root / "ingest" / "t"])
+    with c.step("read again", ROOTS):
+        assert not (c.root / "ingest" / "t").exists()
+        assert os.readlink(c.root / "indexes" / "current") == "v1"
 
 
 def test_a_record_sorts_after_the_newest_one_its_step_read():
