@@ -11,19 +11,24 @@ from pathlib import Path
 
 import pytest
 
-from index.state_exchange import StateExchange
+from index.state_exchange import StateDamaged, StateExchange
 from index.state_listing import new_record_name, record_time
 from ingest.object_store import RemoteRoot
 
 ROOTS = ("ingest", "indexes")
 
 
-@pytest.fixture
-def exchange_for(s3_bucket, tmp_path):
-    url = s3_bucket.url(f"semantics-{uuid.uuid4().hex[:8]}")
+@pytest.fixture(params=["s3", "file"])
+def exchange_for(request, tmp_path):
+    """Exchanges over one state URL: a prefix in moto's bucket, or a local folder (``file://``)."""
+    if request.param == "s3":
+        bucket = request.getfixturevalue("s3_bucket")
+        url, settings = bucket.url(f"semantics-{uuid.uuid4().hex[:8]}"), bucket.settings()
+    else:
+        url, settings = f"file://{tmp_path / 'state-store'}", None
 
     def make(name: str) -> StateExchange:
-        return StateExchange(tmp_path / name, RemoteRoot.open(url, s3_bucket.settings()), ROOTS)
+        return StateExchange(tmp_path / name, RemoteRoot.open(url, settings), ROOTS)
 
     return make
 
@@ -69,3 +74,15 @@ def test_a_record_sorts_after_the_newest_one_its_step_read():
     ahead = 10**19  # a writer whose clock is centuries ahead of this host's
     name = new_record_name(after=ahead)
     assert record_time(name) == ahead + 1 and name > f"{ahead:020d}-zzz"
+
+
+def test_a_damaged_change_record_is_named(exchange_for):
+    a = exchange_for("a")
+    with a.step("write", ("ingest",)):
+        (a.root / "ingest").mkdir()
+        (a.root / "ingest" / "one.parquet").write_bytes(b"1")
+    a.remote.write_bytes("log/99999999999999999999-damaged.json", b'{"step": "cut sh')
+    b = exchange_for("b")
+    with pytest.raises(StateDamaged, match="is not a change record") as failed, b.step("read", ROOTS):
+        pass
+    assert f"{a.remote.url}/log/99999999999999999999-damaged.json" in str(failed.value)
