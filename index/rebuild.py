@@ -1,10 +1,13 @@
 """The index rebuild as steps with JSON in and JSON out: what the Airflow rebuild DAG's tasks call.
 
-Each step rebuilds its settings from the run's params (and the worker's environment), so any
-worker with the shared state folder can run any step. Steps return plain dicts (pydantic dumps)
-because XCom stores JSON. Paths under the state root travel relative to it (``index.shared_state``),
-so each worker resolves them against its own mount; ``discover`` writes a marker for its run that
-every later step checks first, so a worker that does not see the shared state fails at once.
+Each step rebuilds its settings from the run's params (and the worker's environment), so any worker with the
+shared state folder can run any step. With ``remote.state_url`` set there is no shared folder: each step
+pulls the state it reads from object storage into its worker's own ``HQA_STATE_DIR`` and pushes what it
+wrote (``index.state_exchange``); the marker check then asks the object store. Steps return plain dicts
+(pydantic dumps) because XCom stores JSON. Paths under the state root travel relative to it
+(``index.shared_state``), so each worker resolves them against its own mount; ``discover`` writes a marker
+for its run that every later step checks first, so a worker that does not see the shared state fails at
+once.
 The order: ``discover`` → ``ingest`` (one per shard) → ``plan`` → ``verbalize`` (one per ingest file)
 → ``evidence`` → ``embed`` (one per evidence file) and the stages (six of them; ``vectors`` after every
 ``embed``) → ``validate`` → ``publish`` → ``report``. ``hqa build`` runs the same library functions in
@@ -14,7 +17,8 @@ one process.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -34,15 +38,18 @@ from index.build_stages import (
 )
 from index.rebuild_report import make_report, render_markdown, write_report
 from index.remote_versions import remote_root, upload_version
-from index.shared_state import local, portable, require_marker, run_name, write_marker
-from index.versions import VersionStore
+from index.shared_state import local, new_marker, portable, require_marker, run_name, write_marker
+from index.state_exchange import StateExchange, StepSession
+from index.versions import CURRENT, CURRENT_FILE, VersionStore
 from ingest.pipeline import IngestInputs, finish_ingest, prepare_ingest_dir, sample_inputs
-from ingest.remote_inputs import stage_inputs
+from ingest.remote_inputs import copy_path, stage_inputs
+from ingest.shard_output import read_summary
 from ingest.shard_plan import (
     IngestOptions,
     ShardJob,
     ShardOutcome,
     ingest_shard,
+    inputs_dir,
     plan_shards,
     prune_stale_outputs,
 )
@@ -159,11 +166,64 @@ def _to_local(settings: HqaSettings) -> PathMap:
     return lambda path: local(path, settings.state_dir)
 
 
-def _local_plan(settings: HqaSettings, plan: Json, step: str) -> BuildPlan:
-    """The plan on this worker: its run's marker checked, its paths resolved against our state root."""
-    build = BuildPlan.model_validate(plan)
-    require_marker(settings.state_dir, build.run, step)
-    return build.mapped_paths(_to_local(settings))
+@contextmanager
+def _shared_state(
+    settings: HqaSettings, step: str, run: str | None, scope: list[Path | str | None]
+) -> Iterator[StepSession]:
+    """Around a step: the run's marker checked (before anything is written), and, when the state lives in
+    object storage, the local paths of ``scope`` pulled before and what the step wrote pushed after.
+    Yields the step's session (to pull more, or drop old versions; no-ops over a shared folder)."""
+    exchange = StateExchange.from_settings(settings)
+    if exchange is None:
+        require_marker(settings.state_dir, run, step)
+        yield StepSession()
+        return
+    with exchange.step(step, exchange.scope(scope), run) as session:
+        yield session
+
+
+def _earlier_outputs(job: ShardJob, ingest_dir: Path) -> list[Path | str | None]:
+    """The files an earlier run of ``job`` wrote, as its summary names them (none without one)."""
+    path = job.summary_file(ingest_dir)
+    if not path.is_file():
+        return []
+    return [o.path for o in read_summary(path, ingest_dir).outputs]
+
+
+def _stage_own_copy(p: RebuildParams, settings: HqaSettings, source: Path) -> None:
+    """Stage the ``s3://`` dump whose copy ``source`` is, on this worker: dump copies are not exchanged
+    (large, and each worker can fetch its own from the dump's URL); others' copies here are kept."""
+    target = source.resolve()
+
+    def mine(url: str | None) -> bool:
+        return (
+            bool(url) and url.startswith("s3://") and copy_path(url, settings.ingest_dir).resolve() == target
+        )
+
+    stage_inputs(
+        [u for u in p.wikidata if mine(u)],
+        [u for u in p.wikipedia if mine(u)],
+        p.ottqa if mine(p.ottqa) else None,
+        out_dir=settings.ingest_dir,
+        settings=settings.remote,
+        prune=False,
+    )
+
+
+def _build_scope(settings: HqaSettings, build: BuildPlan, *extra: Path) -> list[Path | str | None]:
+    """What a step of a started build reads: the ingest output, the build folder, the version it reuses
+    (and the ``current`` pointer); not the older versions."""
+    return [settings.ingest_dir, build.building, build.previous, *_pointers(Path(build.index_dir)), *extra]
+
+
+def _pointers(index_dir: Path) -> list[Path | str | None]:
+    """The index's ``current`` symlink and its pointer file (``index.versions``)."""
+    return [index_dir / CURRENT, index_dir / CURRENT_FILE]
+
+
+def _local_plan(settings: HqaSettings, plan: Json) -> BuildPlan:
+    """The plan on this worker: its paths resolved against our state root."""
+    return BuildPlan.model_validate(plan).mapped_paths(_to_local(settings))
 
 
 def _portable_plan(settings: HqaSettings, build: BuildPlan) -> Json:
@@ -173,13 +233,12 @@ def _portable_plan(settings: HqaSettings, build: BuildPlan) -> Json:
 def _local_outcomes(
     settings: HqaSettings, outcomes: list[Json], step: str
 ) -> tuple[str | None, list[ShardOutcome]]:
-    """The run the outcomes belong to (checked visible here) and the outcomes with local paths."""
+    """The run the outcomes belong to (the caller checks its marker) and the outcomes with local paths."""
     results = [RunOutcome.model_validate(o) for o in outcomes]
     runs = {r.run for r in results}
     if len(runs) > 1:
         raise ValueError(f"{step}: ingest outcomes of several rebuild runs mixed: {sorted(runs)}")
     run = runs.pop() if runs else None
-    require_marker(settings.state_dir, run, step)
     return run, [_outcome_paths(r.outcome, _to_local(settings)) for r in results]
 
 
@@ -203,17 +262,22 @@ def discover(params: Json, run_id: str | None = None) -> list[Json]:
     p = RebuildParams.model_validate(params)
     settings = p.settings()
     run = run_name(run_id)
+    if (exchange := StateExchange.from_settings(settings)) is not None:
+        exchange.write_marker(new_marker(settings.state_dir, run))  # fails at once when unreachable
     write_marker(settings.state_dir, run)
-    inputs = p.inputs(settings)
-    jobs = plan_shards(
-        inputs.wikidata,
-        inputs.wikipedia,
-        inputs.ottqa,
-        out_dir=settings.ingest_dir,
-        shard_bytes=p.shard_mb << 20 if p.shard_mb else None,
-        threads=settings.parser_workers,
-    )
-    prepare_ingest_dir(settings.ingest_dir, settings.property_table)
+    # the inputs' checksums and block indexes, and the property tables prepare_ingest_dir compares with
+    scope = [inputs_dir(settings.ingest_dir), settings.ingest_dir / "properties"]
+    with _shared_state(settings, "discover", None, scope):
+        inputs = p.inputs(settings)
+        jobs = plan_shards(
+            inputs.wikidata,
+            inputs.wikipedia,
+            inputs.ottqa,
+            out_dir=settings.ingest_dir,
+            shard_bytes=p.shard_mb << 20 if p.shard_mb else None,
+            threads=settings.parser_workers,
+        )
+        prepare_ingest_dir(settings.ingest_dir, settings.property_table)
     to_portable = _to_portable(settings)
     return [RunJob(run=run, job=_job_paths(j, to_portable)).model_dump() for j in jobs]
 
@@ -224,9 +288,14 @@ def ingest(params: Json, job: Json) -> Json:
     settings = p.settings()
     options = p.ingest_options(settings)
     run_job = RunJob.model_validate(job)
-    require_marker(settings.state_dir, run_job.run, "ingest")
     shard = _job_paths(run_job.job, _to_local(settings))
-    outcome = ingest_shard(shard, settings.ingest_dir, options, skip_unchanged=not p.force)
+    # its summary and the inputs' checksums and block indexes first, then the outputs the summary names
+    scope = [shard.summary_file(settings.ingest_dir), inputs_dir(settings.ingest_dir)]
+    with _shared_state(settings, "ingest", run_job.run, scope) as session:
+        session.pull(_earlier_outputs(shard, settings.ingest_dir))
+        if settings.remote.state_url and not Path(shard.source).exists():
+            _stage_own_copy(p, settings, Path(shard.source))
+        outcome = ingest_shard(shard, settings.ingest_dir, options, skip_unchanged=not p.force)
     portable_outcome = _outcome_paths(outcome, _to_portable(settings))
     return RunOutcome(run=run_job.run, outcome=portable_outcome).model_dump(mode="json")
 
@@ -240,17 +309,22 @@ def plan(params: Json, outcomes: list[Json], run_after: datetime | None = None) 
     p = RebuildParams.model_validate(params)
     settings = p.settings()
     run, results = _local_outcomes(settings, outcomes, "plan")
-    removed = prune_stale_outputs(settings.ingest_dir, [o.job for o in results])
-    finish_ingest(settings.ingest_dir, results, removed)
-    version = VersionStore.version_name(run_after) if run_after is not None else None
-    build = plan_build(
-        settings.index,
-        index_dir=settings.index_dir,
-        ingest_dir=settings.ingest_dir,
-        unit_table=settings.unit_table,
-        force=p.force,
-        version=version,
-    )
+    # the ingest output and the current version (not the older ones): its pointers first, then its folder
+    with _shared_state(
+        settings, "plan", run, [settings.ingest_dir, *_pointers(settings.index_dir)]
+    ) as session:
+        session.pull([VersionStore(settings.index_dir).current()])
+        removed = prune_stale_outputs(settings.ingest_dir, [o.job for o in results])
+        finish_ingest(settings.ingest_dir, results, removed)
+        version = VersionStore.version_name(run_after) if run_after is not None else None
+        build = plan_build(
+            settings.index,
+            index_dir=settings.index_dir,
+            ingest_dir=settings.ingest_dir,
+            unit_table=settings.unit_table,
+            force=p.force,
+            version=version,
+        )
     return _portable_plan(settings, build.model_copy(update={"removed_runs": removed, "run": run}))
 
 
@@ -261,47 +335,62 @@ def files_to_verbalize(plan: Json) -> list[Json]:
 
 def verbalize(params: Json, plan: Json, job: Json) -> Json:
     settings = RebuildParams.model_validate(params).settings()
-    build = _local_plan(settings, plan, "verbalize")
+    build = _local_plan(settings, plan)
     to_local = _to_local(settings)
     verbalize_job_ = VerbalizeJob.model_validate(job)
     local_job = verbalize_job_.model_copy(update={"path": to_local(verbalize_job_.path)})
-    written = verbalize_job(build, local_job, settings.index)
+    previous = Path(build.previous) if build.previous else None
+    reused = [previous / "manifest.json", previous / "evidence" / local_job.output] if previous else []
+    scope = [local_job.path, build.names_dir, *reused]
+    with _shared_state(settings, "verbalize", build.run, scope):
+        written = verbalize_job(build, local_job, settings.index)
     return written.model_copy(update={"job": verbalize_job_}).model_dump(mode="json")
 
 
 def evidence(plan: Json, files: list[Json], params: Json | None = None) -> Json:
     settings = RebuildParams.model_validate(params or {}).settings()
-    build = _local_plan(settings, plan, "evidence")
+    build = _local_plan(settings, plan)
     to_local = _to_local(settings)
     written = [EvidenceFile.model_validate(f) for f in files]
     local_files = [
         f.model_copy(update={"job": f.job.model_copy(update={"path": to_local(f.job.path)})}) for f in written
     ]
-    return evidence_report(build, local_files).model_dump(mode="json")
+    with _shared_state(settings, "evidence", build.run, _build_scope(settings, build)):
+        return evidence_report(build, local_files).model_dump(mode="json")
 
 
 def evidence_parts(params: Json, plan: Json) -> list[int]:
     """The evidence files of the build, numbered, for the mapped embed task (after ``evidence``)."""
     settings = RebuildParams.model_validate(params).settings()
-    return embed_parts(_local_plan(settings, plan, "evidence parts"))
+    build = _local_plan(settings, plan)
+    with _shared_state(settings, "evidence parts", build.run, [build.building]):
+        return embed_parts(build)
 
 
 def embed(params: Json, plan: Json, part: int) -> Json:
     """Embed one evidence file's rows the embedding cache lacks (skipped when the vectors are reused)."""
     settings = RebuildParams.model_validate(params).settings()
-    build = _local_plan(settings, plan, f"embed part {part}")
-    return embed_part_step(build, part, settings.index, settings.embedding_cache_dir).model_dump(mode="json")
+    build = _local_plan(settings, plan)
+    cache = settings.embedding_cache_dir
+    scope = _build_scope(settings, build, cache)[1:]  # not the ingest output
+    with _shared_state(settings, f"embed part {part}", build.run, scope):
+        return embed_part_step(build, part, settings.index, cache).model_dump(mode="json")
 
 
 def stage(params: Json, plan: Json, name: str) -> Json:
     settings = RebuildParams.model_validate(params).settings()
-    build = _local_plan(settings, plan, f"stage {name}")
-    return run_stage(build, name, settings.index, settings.embedding_cache_dir).model_dump(mode="json")
+    build = _local_plan(settings, plan)
+    cache = settings.embedding_cache_dir
+    scope = _build_scope(settings, build, *([cache] if name == "vectors" else []))
+    with _shared_state(settings, f"stage {name}", build.run, scope):
+        return run_stage(build, name, settings.index, cache).model_dump(mode="json")
 
 
 def validate(params: Json, plan: Json) -> dict[str, str]:
     settings = RebuildParams.model_validate(params).settings()
-    return validate_build(_local_plan(settings, plan, "validate"), settings.index)
+    build = _local_plan(settings, plan)
+    with _shared_state(settings, "validate", build.run, _build_scope(settings, build)):
+        return validate_build(build, settings.index)
 
 
 def publish(params: Json, plan: Json, stages: list[Json], validation: dict[str, str]) -> Json:
@@ -310,14 +399,20 @@ def publish(params: Json, plan: Json, stages: list[Json], validation: dict[str, 
     version published and its upload complete, and only points the remote ``current`` again."""
     settings = RebuildParams.model_validate(params).settings()
     reports = {r.name: r for r in (StageReport.model_validate(s) for s in stages)}
-    build = _local_plan(settings, plan, "publish")
-    manifest = publish_build(
-        build,
-        json.loads(settings.model_dump_json()),
-        settings.index.keep_versions,
-        reports,
-        validation,
-    )
+    build = _local_plan(settings, plan)
+    with _shared_state(settings, "publish", build.run, _build_scope(settings, build)) as session:
+        manifest = publish_build(
+            build,
+            json.loads(settings.model_dump_json()),
+            settings.index.keep_versions,
+            reports,
+            validation,
+        )
+        # in object storage the state keeps what this worker holds (the new version and the one it reused
+        # from); older versions and other runs' build folders are dropped there, never downloaded
+        index_dir = Path(build.index_dir)
+        kept = {p.name for p in VersionStore(index_dir).versions()} | {CURRENT, CURRENT_FILE}
+        session.forget([index_dir / name for name in session.children(index_dir) - kept])
     if (remote := remote_root(settings.remote)) is not None:
         upload_version(Path(build.index_dir) / manifest.version, remote)
     return manifest.model_dump(mode="json")
@@ -326,12 +421,14 @@ def publish(params: Json, plan: Json, stages: list[Json], validation: dict[str, 
 def report(params: Json, outcomes: list[Json], plan: Json, manifest: Json | None) -> Json:
     """Write the run report; when nothing was rebuilt, it describes the version still current."""
     settings = RebuildParams.model_validate(params).settings()
-    build = _local_plan(settings, plan, "report")
+    build = _local_plan(settings, plan)
     _, results = _local_outcomes(settings, outcomes, "report")
-    if manifest is None and build.up_to_date and build.previous:
-        current = VersionStore(Path(build.index_dir)).manifest(Path(build.previous))
-    else:
-        current = Manifest.model_validate(manifest) if manifest else None
-    result = make_report(results, build, current)
-    path = write_report(result, settings.reports_dir)
+    scope = [settings.reports_dir, build.previous]
+    with _shared_state(settings, "report", build.run, scope):
+        if manifest is None and build.up_to_date and build.previous:
+            current = VersionStore(Path(build.index_dir)).manifest(Path(build.previous))
+        else:
+            current = Manifest.model_validate(manifest) if manifest else None
+        result = make_report(results, build, current)
+        path = write_report(result, settings.reports_dir)
     return {"report": str(path), "markdown": render_markdown(result), **result.model_dump(mode="json")}

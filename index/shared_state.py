@@ -51,13 +51,17 @@ def marker_path(state_dir: Path, run: str) -> Path:
     return Path(state_dir) / RUNS_DIR / f"{run}.json"
 
 
-def write_marker(state_dir: Path, run: str) -> RunMarker:
-    marker = RunMarker(
+def new_marker(state_dir: Path, run: str) -> RunMarker:
+    return RunMarker(
         run=run,
         host=socket.gethostname(),
         state_dir=str(Path(state_dir).resolve()),
         written=datetime.now(UTC).isoformat(timespec="seconds"),
     )
+
+
+def write_marker(state_dir: Path, run: str) -> RunMarker:
+    marker = new_marker(state_dir, run)
     path = marker_path(state_dir, run)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_json_atomic(path, marker.model_dump())

@@ -10,7 +10,10 @@ is downloaded once, chunk by chunk (``RemoteRoot.download``: one chunk of memory
 that SHA-256 goes into the ingest's checksum cache, so planning never reads the file again and every
 dump is still hashed exactly once. The copy is kept under ``<ingest>/_inputs/remote/`` (the shared
 state folder, so every worker sees it) and reused while the object's size and modification time, and
-the copy's own, are unchanged; copies of URLs no longer given are deleted, since dumps are large.
+the copy's own, are unchanged; copies of URLs no longer given are deleted, since dumps are large. A copy
+takes its object's modification time, so copies made on different workers (a rebuild whose state lives in
+object storage: each ingest worker stages its own, ``index.state_exchange``) have the same size and mtime,
+the stamp a planned job checks.
 Costs: local disk for the compressed dumps, as for dumps on a mounted folder.
 """
 
@@ -70,9 +73,11 @@ def stage_inputs(
     *,
     out_dir: Path,
     settings: RemoteSettings,
+    prune: bool = True,
 ) -> StagedInputs:
     """``IngestInputs`` of local paths: ``s3://`` sources are staged under ``out_dir``, others kept as they
-    are. An OTT-QA source URL names the release folder (its ``tables.json.gz`` and ``passages.json.gz``)."""
+    are. An OTT-QA source URL names the release folder (its ``tables.json.gz`` and ``passages.json.gz``).
+    ``prune`` deletes the copies of URLs not given (False: a worker staging only the dump of its job)."""
     staged = StagedInputs(IngestInputs())
     folder, cache = staging_dir(out_dir), ChecksumCache(inputs_dir(out_dir) / "checksums")
     used: set[Path] = set()
@@ -81,9 +86,8 @@ def stage_inputs(
         if not str(source).startswith("s3://"):
             return Path(source)
         url = str(source).rstrip("/")
-        home = folder / hashlib.blake2b(url.encode(), digest_size=8).hexdigest()
-        used.add(home)
-        target = home / PurePosixPath(url).name
+        target = copy_path(url, out_dir)
+        used.add(target.parent)
         for name in names or ("",):
             copied = _stage_file(url, name, target / name if name else target, settings, cache)
             (staged.downloaded if copied else staged.reused).append(f"{url}/{name}" if name else url)
@@ -92,11 +96,18 @@ def stage_inputs(
     staged.inputs.wikidata = [local(s) for s in wikidata]
     staged.inputs.wikipedia = [local(s) for s in wikipedia]
     staged.inputs.ottqa = local(ottqa, (TABLE_FILE, PASSAGE_FILE)) if ottqa is not None else None
-    if folder.is_dir():
+    if prune and folder.is_dir():
         for stale in set(folder.iterdir()) - used:  # copies of URLs no longer given
             shutil.rmtree(stale, ignore_errors=True)
             log.info("deleted the local copy %s of a dump no longer given", stale)
     return staged
+
+
+def copy_path(url: str, out_dir: Path) -> Path:
+    """Where the copy of the dump (or OTT-QA folder) at ``url`` is kept under the ingest folder."""
+    url = url.rstrip("/")
+    home = staging_dir(out_dir) / hashlib.blake2b(url.encode(), digest_size=8).hexdigest()
+    return home / PurePosixPath(url).name
 
 
 def _stage_file(url: str, name: str, target: Path, settings: RemoteSettings, cache: ChecksumCache) -> bool:
@@ -118,6 +129,8 @@ def _stage_file(url: str, name: str, target: Path, settings: RemoteSettings, cac
         moved = remote.download(name, tmp)
         if moved.size != info.size:
             raise RemoteError(f"{full} changed while it was downloaded: run again once it is complete")
+        if info.mtime_ns is not None:  # the same stamp on every worker's copy (see the module's docstring)
+            os.utime(tmp, ns=(info.mtime_ns, info.mtime_ns))
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)

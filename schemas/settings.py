@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from schemas.evidence import SOURCE_TYPES, SourceType
@@ -163,7 +163,8 @@ class AirflowSettings(BaseModel):
 
 
 class RemoteSettings(BaseModel):
-    """Object storage for published index versions and dumps (HQA_REMOTE__URL=…, or a [remote] table).
+    """Object storage for published index versions, dumps and a rebuild's shared state (HQA_REMOTE__URL=…,
+    HQA_REMOTE__STATE_URL=…, or a [remote] table).
 
     Credentials are never settings: the S3 client reads the standard AWS variables (AWS_ACCESS_KEY_ID,
     AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN) or ~/.aws, so they stay out of config files, flags and the
@@ -175,6 +176,12 @@ class RemoteSettings(BaseModel):
         description="root of the published versions, s3://bucket/prefix or file:///abs/path; None = "
         "no remote (builds publish locally only)",
     )
+    state_url: str | None = Field(
+        None,
+        description="where a rebuild's workers exchange their state (ingest output, plans' files, evidence, "
+        "embedding-cache parts), s3://bucket/prefix or file:///abs/path; None = every worker mounts one "
+        "shared HQA_STATE_DIR. When set, each worker's HQA_STATE_DIR is local scratch (index.state_exchange)",
+    )
     endpoint: str | None = Field(
         None,
         description="S3-compatible server, e.g. http://127.0.0.1:9000 (MinIO, moto); None = AWS itself",
@@ -184,11 +191,13 @@ class RemoteSettings(BaseModel):
         8, ge=1, le=512, description="bytes moved per read or write while streaming a file (memory per file)"
     )
 
-    @field_validator("url")
+    @field_validator("url", "state_url")
     @classmethod
-    def _url(cls, value: str | None) -> str | None:
+    def _url(cls, value: str | None, info: ValidationInfo) -> str | None:
         if value is not None and not value.startswith(("s3://", "file:///")):
-            raise ValueError(f"remote url must be s3://bucket/prefix or file:///abs/path, got {value!r}")
+            raise ValueError(
+                f"remote {info.field_name} must be s3://bucket/prefix or file:///abs/path, got {value!r}"
+            )
         return value.rstrip("/") if value else value
 
     @field_validator("endpoint")

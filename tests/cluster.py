@@ -50,6 +50,7 @@ class ClusterError(RuntimeError):
 class Worker:
     name: str
     state_dir: Path
+    env: dict[str, str] = field(default_factory=dict)  # this worker's own settings (e.g. a state URL)
 
 
 @dataclass
@@ -167,7 +168,7 @@ class Cluster:
             w.state_dir.mkdir(parents=True, exist_ok=True)
             args = ["celery", "worker", "--concurrency", "1", "--skip-serve-logs"]
             args += ["--celery-hostname", f"{w.name}@{socket.gethostname()}", "--without-gossip"]
-            self.spawn(w.name, args, HQA_WORKER_NAME=w.name, HQA_STATE_DIR=str(w.state_dir))
+            self.spawn(w.name, args, **w.env, HQA_WORKER_NAME=w.name, HQA_STATE_DIR=str(w.state_dir))
         self._wait_for_workers([w.name for w in workers])
 
     def stop(self, names: list[str] | None = None) -> None:

@@ -5,7 +5,8 @@ One cluster serves both tests; each starts its own two workers. With one shared 
 succeeds, both workers run tasks, and the index equals the in-process build of the samples (counts and
 stage fingerprints). With a state folder per worker (nothing shared) a task on the worker that does not
 see the run's state fails at once with the error naming the marker it could not see, and nothing is
-published.
+published. With a state folder per worker and one S3 state URL (moto's server) shared between them, the
+run succeeds and publishes the same index: the workers exchange their state only through the bucket.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import uuid
 import pytest
 
 from index.versions import VersionStore
+from tests import object_store_server
 from tests.cluster import Cluster, Worker
 from tests.services import running, services_root
 
@@ -97,3 +99,34 @@ def test_workers_without_shared_state_fail_at_once_naming_what_they_cannot_see(c
     assert not any(t["task_id"] == "publish" and t["state"] == "success" for t in tis)
     for folder in ("state-1", "state-2"):
         assert not (tmp_path / folder / "indexes" / "current").exists()
+
+
+def test_two_celery_workers_sharing_only_an_s3_state_url_build_the_in_process_index(
+    cluster, tmp_path, sample_index, s3_bucket
+):
+    url = s3_bucket.url(f"celery-state-{uuid.uuid4().hex[:8]}")
+    remote = {"HQA_REMOTE__STATE_URL": url, "HQA_REMOTE__ENDPOINT": s3_bucket.endpoint}
+    env = {**remote, **object_store_server.CREDENTIALS}
+    workers = [
+        # the embedding cache in each worker's scratch too: exchanged through the bucket like the rest
+        Worker(name, tmp_path / name, {**env, "HQA_EMBEDDING_CACHE": str(tmp_path / name / "embeddings")})
+        for name in ("worker-1", "worker-2")
+    ]
+    run_id, state, tis = _run(cluster, workers)
+    failed = [t for t in tis if t["state"] != "success"]
+    logs = [cluster.task_log(run_id, t["task_id"], t["map_index"])[-3000:] for t in failed[:2]]
+    assert state == "success", (failed, logs)
+    assert {t["hostname"] for t in tis} == {"worker-1", "worker-2"}, tis
+    assert all(t["try_number"] == 1 for t in tis)
+    publish = next(t for t in tis if t["task_id"] == "publish")
+    store = VersionStore(tmp_path / publish["hostname"] / "indexes")
+    manifest = store.manifest(store.current())
+    _, in_process = sample_index
+    assert manifest.counts == in_process.manifest.counts
+    assert {n: s.fingerprint for n, s in manifest.stages.items()} == {
+        n: s.fingerprint for n, s in in_process.manifest.stages.items()
+    }
+    assert set(manifest.validation.values()) == {"ok"}
+    # the other worker's scratch holds only what its own tasks pulled and wrote: no published version
+    other = next(w for w in workers if w.name != publish["hostname"])
+    assert not (other.state_dir / "indexes" / "current").exists()
