@@ -27,6 +27,10 @@ UNITS = {
     "Q3710": ("foot", "length", Decimal("0.3048")),
     "Q4917": ("United States dollar", "money", Decimal(1)),
     "Q4916": ("euro", "money", None),  # no fixed rate: never converted
+    "Q174728": ("centimetre", "length", Decimal("0.01")),
+    "Q11229": ("percent", "percent", Decimal(1)),
+    "Q24564698": ("years old", "age", Decimal(1)),
+    "Q550207": ("Geary-Khamis dollar", "money at purchasing power parity", Decimal(1)),
 }
 BASE_UNITS = {"area": "Q712226", "length": "Q11573", "money": "Q4917"}
 CONVERTED_PLACES = Decimal("0.0001")  # converted amounts are written rounded to 4 decimal places

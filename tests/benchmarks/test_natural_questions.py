@@ -67,7 +67,7 @@ def test_size_kinds_and_folds(records: dict[str, dict]) -> None:
     assert min(kinds.values()) >= 20, kinds
     for kind in KINDS:
         folds = Counter(r["fold"] for r in records.values() if r["kind"] == kind)
-        named = {"tune", "report", "holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8"}
+        named = {"tune", "report", "holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9"}
         assert set(folds) == named, (kind, folds)
         assert abs(folds["tune"] - folds["report"]) <= 1, (kind, folds)
         assert folds["holdout"] >= 10, (kind, folds)
@@ -77,6 +77,7 @@ def test_size_kinds_and_folds(records: dict[str, dict]) -> None:
         assert folds["fold6"] == 13, (kind, folds)
         assert folds["fold7"] == 13, (kind, folds)
         assert folds["fold8"] == 13, (kind, folds)
+        assert folds["fold9"] == 13, (kind, folds)
     assert sum(r["fold"] == "holdout" for r in records.values()) >= 80
     assert sum(r["fold"] == "fold3" for r in records.values()) >= 104
     assert sum(r["fold"] == "fold4" for r in records.values()) == 104
@@ -84,15 +85,16 @@ def test_size_kinds_and_folds(records: dict[str, dict]) -> None:
     assert sum(r["fold"] == "fold6" for r in records.values()) == 104
     assert sum(r["fold"] == "fold7" for r in records.values()) == 104
     assert sum(r["fold"] == "fold8" for r in records.values()) == 104
+    assert sum(r["fold"] == "fold9" for r in records.values()) == 104
     assert len({r["question"].casefold() for r in records.values()}) == len(records)
 
 
 def test_the_holdout_fold_is_named_in_its_source_lines(gold: ModuleType, records: dict[str, dict]) -> None:
-    """The holdout, fold3, fold4, fold5, fold6, fold7 and fold8 questions were written after the split: each
-    source line says its fold, the shuffle leaves them out, so the 207 older questions keep the folds they
-    had."""
+    """The holdout, fold3, fold4, fold5, fold6, fold7, fold8 and fold9 questions were written after the split:
+    each source line says its fold, the shuffle leaves them out, so the 207 older questions keep the folds
+    they had. Ids run past three digits from fold9 on (nq-938 to nq-1041)."""
     source = [json.loads(line) for line in gold.SOURCE.read_text(encoding="utf-8").splitlines()]
-    later = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8")
+    later = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9")
     for fold in later:
         named = {r["id"] for r in source if r.get("fold") == fold}
         assert named == {i for i, r in records.items() if r["fold"] == fold}
@@ -109,6 +111,9 @@ def test_the_holdout_fold_is_named_in_its_source_lines(gold: ModuleType, records
     assert fold7 == list(range(730, 834))
     fold8 = sorted(int(r["id"][3:]) for r in source if r.get("fold") == "fold8")
     assert fold8 == list(range(834, 938))
+    fold9 = sorted(int(r["id"][3:]) for r in source if r.get("fold") == "fold9")
+    assert fold9 == list(range(938, 1042))
+    assert all(re.fullmatch(r"nq-\d{3,4}", r["id"]) for r in source)
     older = [r for r in source if "fold" not in r]
     assert len(older) == 207 and all(int(r["id"][3:]) <= 207 for r in older)
 
@@ -124,7 +129,7 @@ def test_answers_are_names_numbers_or_refusals_never_bare_ids(records: dict[str,
 
 
 def test_the_split_is_seeded_and_stratified(gold: ModuleType, records: dict[str, dict]) -> None:
-    named = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8")
+    named = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9")
 
     def unsplit() -> list[dict]:  # a fold the source line names (holdout, fold3, ...) is kept, not shuffled
         shuffled = [{"id": r["id"], "kind": r["kind"], **({"fold": r["fold"]} if r["fold"] in named else {})}
@@ -513,6 +518,65 @@ def test_fold8_a_chain_to_a_city_s_visitors(records: dict[str, dict]) -> None:
     assert records["nq-860"]["evidence"] == {"via": ["Q1724"], "as_of": ["2017"]}
 
 
+def test_fold9_percentages_by_year_and_a_threshold_met_exactly(records: dict[str, dict]) -> None:
+    """Inflation and unemployment are in percent (Q11229), a unit the older folds never asked: Angola's
+    inflation was 1,650.8 % in 1996 and 41.9 % in 2016 (its current figure, above Sudan's 30.5); Sudan's
+    unemployment is exactly 15 %, so it is not above fifteen percent."""
+    items = raw_entities(WIKIDATA_ITEMS)
+
+    def by_year(qid: str, prop: str) -> dict[str, tuple[str, str]]:
+        found = {}
+        for c in items[qid]["claims"][prop]:
+            year = c["qualifiers"]["P585"][0]["datavalue"]["value"]["time"][1:5]
+            value = c["mainsnak"]["datavalue"]["value"]
+            found[year] = (value["amount"], value["unit"].rsplit("/", 1)[-1])
+        return found
+
+    angola, sudan = by_year("Q916", "P1279"), by_year("Q1049", "P1279")
+    assert angola["1996"] == ("+1650.8", "Q11229") and angola["2016"] == ("+41.9", "Q11229")
+    assert max(sudan) == "2016" and sudan["2016"][0] == "+30.5" and max(angola) == "2016"
+    assert records["nq-951"]["answers"] == ["1,650.8", "1650.8"] and records["nq-951"]["unit"] == "percent"
+    assert records["nq-1017"]["answers"] == ["yes"]  # 41.9 > 40 in 2016
+    assert records["nq-977"]["answers"][0] == "Angola"
+    assert by_year("Q1049", "P1198") == {"2014": ("+15", "Q11229")}
+    assert records["nq-1018"]["answers"] == ["no"] and records["nq-1018"]["evidence"]["left"] == ["15"]
+
+
+def test_fold9_a_height_in_centimetres_is_compared_in_metres(records: dict[str, dict]) -> None:
+    """Murat Didin's height is 186 centimetres: the lookup also accepts 1.86 metres, and "at least 1.90
+    metres" is no."""
+    (height,) = raw_entities(WIKIDATA_API)["Q323070"]["claims"]["P2048"]
+    value = height["mainsnak"]["datavalue"]["value"]
+    assert value["amount"] == "+186" and value["unit"].endswith("/Q174728")  # centimetre
+    assert records["nq-940"]["answers"] == ["186", "1.86"] and records["nq-940"]["unit"] == "centimetre"
+    assert records["nq-940"]["conversions"] == {"metre": ["1.86"]}
+    assert records["nq-1024"]["answers"] == ["no"]
+    assert records["nq-1024"]["evidence"] == {"left": ["1.86"], "right": ["1.9"]}
+
+
+def test_fold9_a_name_two_people_share_and_ended_employers(records: dict[str, dict]) -> None:
+    """Two Stephen Barretts are in the dumps; the one who died in 1976 was born on 26 December 1913. N. Gray
+    has three employers, two of them with an end time, so one today."""
+    api = raw_entities(WIKIDATA_API)
+    barretts = {
+        q: e for q, e in api.items() if e.get("labels", {}).get("en", {}).get("value") == "Stephen Barrett"
+    }
+    deaths = {
+        q: e["claims"]["P570"][0]["mainsnak"]["datavalue"]["value"]["time"][:5] for q, e in barretts.items()
+    }
+    assert deaths == {"Q7608665": "+1976", "Q7608666": "+1801"}
+    born = api["Q7608665"]["claims"]["P569"][0]["mainsnak"]["datavalue"]["value"]["time"]
+    assert born.startswith("+1913-12-26")
+    assert records["nq-938"]["answers"][:2] == ["1913", "26 December 1913"]
+    employers = api["Q56816983"]["claims"]["P108"]
+    current = [
+        c["mainsnak"]["datavalue"]["value"]["id"] for c in employers if "P582" not in c.get("qualifiers", {})
+    ]
+    assert len(employers) == 3 and current == ["Q192775"]
+    assert records["nq-993"]["answers"] == ["1", "one"]
+    assert records["nq-993"]["evidence"]["left_out_ended"] == ["Q1333399", "Q2413375"]
+
+
 def test_inverse_chain(records: dict[str, dict]) -> None:
     capitals = [c["mainsnak"]["datavalue"]["value"]["id"] for c in claims("Q1201", "P36")]
     assert capitals == ["Q1724"]  # Saarland's capital is Saarbrücken
@@ -592,12 +656,12 @@ def test_the_judge_matches_names_numbers_units_and_refusals() -> None:
 def test_the_evaluator_asks_the_holdout_fold_only_by_name(records: dict[str, dict]) -> None:
     evaluate = load_script(FOLDER / "evaluate.py")
     everything = list(records.values())
-    for fold in ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8"):
+    for fold in ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9"):
         args = evaluate.arguments().parse_args(["run", "--index", "x", "--fold", fold])
         assert args.fold == fold
         asked = evaluate.selected(everything, fold)
         assert {r["id"] for r in asked} == {i for i, r in records.items() if r["fold"] == fold}
-    later = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8")
+    later = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9")
     assert not [r for r in evaluate.selected(everything, "all") if r["fold"] in later]
     assert len(evaluate.selected(everything, "all")) == 207
     rows = [{"kind": "count", "fold": "holdout", "right": True},
@@ -608,7 +672,8 @@ def test_the_evaluator_asks_the_holdout_fold_only_by_name(records: dict[str, dic
     assert table["all"]["report"]["n"] == 1 and table["all"]["all"]["n"] == 3
     section = evaluate.reader_section("candidates", table, {"candidates": [{**r, "mode": "m", "ms": 1.0}
                                       for r in rows]}, 1.0, [])  # fmt: skip
-    assert (
-        "| kind | tune | report | holdout | fold3 | fold4 | fold5 | fold6 | fold7 | fold8 | all |" in section
+    header = (
+        "| kind | tune | report | holdout | fold3 | fold4 | fold5 | fold6 | fold7 | fold8 | fold9 | all |"
     )
-    assert "| count | - | 100.0 (1/1) | 50.0 (1/2) | - | - | - | - | - | - | 66.7 (2/3) |" in section
+    assert header in section
+    assert "| count | - | 100.0 (1/1) | 50.0 (1/2) | - | - | - | - | - | - | - | 66.7 (2/3) |" in section
