@@ -43,7 +43,7 @@ DATATYPE_WORDS = frozenset(
     stem(w) for w in word_set("number date year time count total type rate amount identifier id")
 )
 """Words a property's name uses to say what kind of value it holds ("*number of* masts", "launch *date*",
-"visitors per *year*"): a question may leave them out."""
+"visitors per *year*", "Smithsonian volcano *identifier*"): a question may leave them out."""
 READABLE = frozenset({"wikibase-item", "quantity", "time", "string", "monolingualtext", "external-id"})
 PROPERTY_GAIN = 0.5  # the rules take 0.5 off a plan with no property; a property read here gives it back
 WORD_GAIN = 0.1  # and 0.1 for every unread word it reads
