@@ -157,7 +157,7 @@ def sync_version(remote: RemoteRoot, index_dir: Path, keep_versions: int) -> Syn
     listing = remote_listing(remote)
     store = VersionStore(Path(index_dir))
     store.root.mkdir(parents=True, exist_ok=True)
-    with _exclusive(store.root / SYNC_LOCK):
+    with exclusive(store.root / SYNC_LOCK):
         final = store.root / listing.version
         before = store.current()
         if (final / MANIFEST).is_file():
@@ -246,7 +246,9 @@ def _matches(path: Path, expected: RemoteFile) -> bool:
 
 
 @contextmanager
-def _exclusive(lock_file: Path) -> Iterator[None]:
+def exclusive(lock_file: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``lock_file`` (created if missing) for the block: one process of
+    this host at a time (a sync here, a state-exchange step there)."""
     fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)

@@ -27,7 +27,6 @@ same scratch waits, since a pull replaces files a running step may be reading.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import logging
@@ -45,7 +44,7 @@ from pathlib import Path
 import pyarrow.fs as pafs
 from pydantic import ValidationError
 
-from index.remote_versions import SYNC_LOCK
+from index.remote_versions import SYNC_LOCK, exclusive
 from index.shared_state import RunMarker, SharedStateMissing
 from index.state_listing import (
     LOG,
@@ -191,7 +190,7 @@ class StateExchange:
         if run is not None:
             self.require_marker(run, step)
         self.bookkeeping.mkdir(parents=True, exist_ok=True)
-        with _exclusive(self.bookkeeping / LOCK):
+        with exclusive(self.bookkeeping / LOCK):
             session = StepSession(self)
             session.pulled = self.pull(scope)
             session.before = self.snapshot()
@@ -496,13 +495,3 @@ def _remove(path: Path) -> None:
             shutil.rmtree(path)
         else:
             path.rmdir()
-
-
-@contextmanager
-def _exclusive(lock_file: Path) -> Iterator[None]:
-    fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)

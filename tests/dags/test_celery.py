@@ -25,6 +25,17 @@ pytestmark = pytest.mark.slow
 RUN_TIMEOUT_S = 1800.0
 
 
+def assert_same_index(manifest, sample_index) -> None:
+    """The published version equals the in-process ``hqa build --samples``: counts, every stage's
+    fingerprint, and a validation that passed."""
+    _, in_process = sample_index
+    assert manifest.counts == in_process.manifest.counts
+    assert {n: s.fingerprint for n, s in manifest.stages.items()} == {
+        n: s.fingerprint for n, s in in_process.manifest.stages.items()
+    }
+    assert set(manifest.validation.values()) == {"ok"}
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory, sample_index):
     """Services and Airflow's components, with the sample index's settings for the workers."""
@@ -73,12 +84,7 @@ def test_two_celery_workers_over_one_shared_state_build_the_in_process_index(clu
     assert all(t["try_number"] == 1 for t in tis)  # no task was delivered twice
     store = VersionStore(shared / "indexes")
     manifest = store.manifest(store.current())
-    _, in_process = sample_index
-    assert manifest.counts == in_process.manifest.counts
-    assert {n: s.fingerprint for n, s in manifest.stages.items()} == {
-        n: s.fingerprint for n, s in in_process.manifest.stages.items()
-    }
-    assert set(manifest.validation.values()) == {"ok"}
+    assert_same_index(manifest, sample_index)
 
 
 def test_workers_without_shared_state_fail_at_once_naming_what_they_cannot_see(cluster, tmp_path):
@@ -121,12 +127,7 @@ def test_two_celery_workers_sharing_only_an_s3_state_url_build_the_in_process_in
     publish = next(t for t in tis if t["task_id"] == "publish")
     store = VersionStore(tmp_path / publish["hostname"] / "indexes")
     manifest = store.manifest(store.current())
-    _, in_process = sample_index
-    assert manifest.counts == in_process.manifest.counts
-    assert {n: s.fingerprint for n, s in manifest.stages.items()} == {
-        n: s.fingerprint for n, s in in_process.manifest.stages.items()
-    }
-    assert set(manifest.validation.values()) == {"ok"}
+    assert_same_index(manifest, sample_index)
     # the other worker's scratch holds only what its own tasks pulled and wrote: no published version
     other = next(w for w in workers if w.name != publish["hostname"])
     assert not (other.state_dir / "indexes" / "current").exists()
