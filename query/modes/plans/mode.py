@@ -108,11 +108,13 @@ class PlanMode:
         plan = self.plan(understanding)
         summary = _summary(plan)
         if plan.confidence < self.settings.min_confidence:
-            if self.llm_planner is not None:
+            if self.llm_planner is not None and _names_a_graph_thing(plan):
                 return (
                     LLM_ESTIMATE,
                     f"the rules' plan is unsure ({plan.confidence:.2f}); the LLM planner reads it",
                 )
+            if self.llm_planner is not None:
+                return 0.0, f"the rules' plan is unsure and names no Wikidata entity or place: {summary}"
             return 0.0, f"the rules' plan is unsure ({plan.confidence:.2f}): {summary}"
         if plan.operation == "lookup" and len(plan.relations) < 2:
             return self._lookup_estimate(plan, understanding, summary)
@@ -345,6 +347,14 @@ def _year_if_asked(outcome: Outcome, question: str) -> Outcome:
     ):
         return outcome
     return Outcome(str(first.value_year), outcome.note, outcome.statements, None, outcome.entity_id)
+
+
+def _names_a_graph_thing(plan: QuestionPlan) -> bool:
+    """Whether the rules' plan names something the graph can answer about: a Wikidata entity (or a name
+    the index lacks, which the plan then refuses), or a class in a place. A question about a table or a
+    passage names neither, and the LLM planner is not asked for it: on the OTT-QA sample it was asked for
+    nearly every question and cost ~3.6 s each (``planner-regressions/``)."""
+    return bool(plan.mentions) or (plan.set is not None and bool(plan.set.class_phrase and plan.set.place))
 
 
 def _summary(plan: QuestionPlan) -> str:

@@ -648,3 +648,19 @@ def test_a_member_count_no_item_holds_is_refused(engine, dump):
     assert not any("P2124" in entity["claims"] for entity in dump.values())
     result = engine.ask("How many members does Robur Siena have?")
     assert result.unknown, (result.answer, result.route)
+
+
+def test_the_llm_planner_is_asked_only_for_questions_that_name_the_graph(sample_index, small_llm):
+    """With the planner on, a question the rules are unsure of goes to the model only when its plan names
+    a Wikidata entity (or a class in a place); a question about a table or a passage names neither, and
+    costs no model call."""
+    _, result = sample_index
+    config = EngineConfig(reader="candidates", kg_plan={"llm_planner": True})
+    with Engine.open(result.version_dir, config, llm=small_llm) as engine:
+        mode = next(m for m in engine.router.modes if m.name == "kg-plan")
+        named = engine.understand("What odd thing do people say about Belgium's old harbours?")
+        estimate, why = mode.estimate(named)
+        assert estimate > 0 and "the LLM planner reads it" in why, why
+        nothing = engine.understand("Which film won the award in the year the song was released?")
+        estimate, why = mode.estimate(nothing)
+        assert estimate == 0.0 and "names no Wikidata entity" in why, why
