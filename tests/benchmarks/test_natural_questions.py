@@ -68,6 +68,7 @@ def test_size_kinds_and_folds(records: dict[str, dict]) -> None:
     for kind in KINDS:
         folds = Counter(r["fold"] for r in records.values() if r["kind"] == kind)
         named = {"tune", "report", "holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9"}
+        named.add("fold10")
         assert set(folds) == named, (kind, folds)
         assert abs(folds["tune"] - folds["report"]) <= 1, (kind, folds)
         assert folds["holdout"] >= 10, (kind, folds)
@@ -78,6 +79,7 @@ def test_size_kinds_and_folds(records: dict[str, dict]) -> None:
         assert folds["fold7"] == 13, (kind, folds)
         assert folds["fold8"] == 13, (kind, folds)
         assert folds["fold9"] == 13, (kind, folds)
+        assert folds["fold10"] == 13, (kind, folds)
     assert sum(r["fold"] == "holdout" for r in records.values()) >= 80
     assert sum(r["fold"] == "fold3" for r in records.values()) >= 104
     assert sum(r["fold"] == "fold4" for r in records.values()) == 104
@@ -86,15 +88,17 @@ def test_size_kinds_and_folds(records: dict[str, dict]) -> None:
     assert sum(r["fold"] == "fold7" for r in records.values()) == 104
     assert sum(r["fold"] == "fold8" for r in records.values()) == 104
     assert sum(r["fold"] == "fold9" for r in records.values()) == 104
+    assert sum(r["fold"] == "fold10" for r in records.values()) == 104
     assert len({r["question"].casefold() for r in records.values()}) == len(records)
 
 
 def test_the_holdout_fold_is_named_in_its_source_lines(gold: ModuleType, records: dict[str, dict]) -> None:
-    """The holdout, fold3, fold4, fold5, fold6, fold7, fold8 and fold9 questions were written after the split:
-    each source line says its fold, the shuffle leaves them out, so the 207 older questions keep the folds
-    they had. Ids run past three digits from fold9 on (nq-938 to nq-1041)."""
+    """The holdout, fold3, fold4, fold5, fold6, fold7, fold8, fold9 and fold10 questions were written after
+    the split: each source line says its fold, the shuffle leaves them out, so the 207 older questions keep
+    the folds they had. Ids run past three digits from fold9 on (nq-938 to nq-1041, fold10 nq-1042 to
+    nq-1145)."""
     source = [json.loads(line) for line in gold.SOURCE.read_text(encoding="utf-8").splitlines()]
-    later = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9")
+    later = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9", "fold10")
     for fold in later:
         named = {r["id"] for r in source if r.get("fold") == fold}
         assert named == {i for i, r in records.items() if r["fold"] == fold}
@@ -113,6 +117,8 @@ def test_the_holdout_fold_is_named_in_its_source_lines(gold: ModuleType, records
     assert fold8 == list(range(834, 938))
     fold9 = sorted(int(r["id"][3:]) for r in source if r.get("fold") == "fold9")
     assert fold9 == list(range(938, 1042))
+    fold10 = sorted(int(r["id"][3:]) for r in source if r.get("fold") == "fold10")
+    assert fold10 == list(range(1042, 1146))
     assert all(re.fullmatch(r"nq-\d{3,4}", r["id"]) for r in source)
     older = [r for r in source if "fold" not in r]
     assert len(older) == 207 and all(int(r["id"][3:]) <= 207 for r in older)
@@ -129,7 +135,7 @@ def test_answers_are_names_numbers_or_refusals_never_bare_ids(records: dict[str,
 
 
 def test_the_split_is_seeded_and_stratified(gold: ModuleType, records: dict[str, dict]) -> None:
-    named = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9")
+    named = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9", "fold10")
 
     def unsplit() -> list[dict]:  # a fold the source line names (holdout, fold3, ...) is kept, not shuffled
         shuffled = [{"id": r["id"], "kind": r["kind"], **({"fold": r["fold"]} if r["fold"] in named else {})}
@@ -577,6 +583,55 @@ def test_fold9_a_name_two_people_share_and_ended_employers(records: dict[str, di
     assert records["nq-993"]["evidence"]["left_out_ended"] == ["Q1333399", "Q2413375"]
 
 
+def test_fold10_water_shares_and_a_tie_that_is_not_longer(records: dict[str, dict]) -> None:
+    """Water as a percent of area (P2927), a property no older fold asks: Belgium 0.8, Germany 2.3,
+    Massachusetts 26.1, Portugal and Malta none (so Europe's largest share is Germany's, of two). Belgian
+    and Israeli compulsory schooling both end at 18 (P3271): Belgium's is not longer."""
+    items = raw_entities(WIKIDATA_ITEMS)
+
+    def amounts(qid: str, prop: str) -> list[tuple[str, str]]:
+        values = [c["mainsnak"]["datavalue"]["value"] for c in items[qid]["claims"].get(prop, [])]
+        return [(v["amount"], v["unit"].rsplit("/", 1)[-1]) for v in values]
+
+    assert amounts("Q31", "P2927") == [("+0.8", "Q11229")]
+    assert amounts("Q183", "P2927") == [("+2.3", "Q11229")]
+    assert amounts("Q771", "P2927") == [("+26.1", "Q11229")]
+    assert amounts("Q45", "P2927") == [] and amounts("Q233", "P2927") == []
+    assert records["nq-1044"]["answers"] == ["0.8"] and records["nq-1044"]["unit"] == "percent"
+    assert records["nq-1081"]["answers"][0] == "Belgium"
+    assert records["nq-1109"]["answers"][0] == "Germany"
+    assert records["nq-1109"]["evidence"]["without_value"] == ["Q45", "Q233"]
+    assert records["nq-1125"]["answers"] == ["yes"] and records["nq-1126"]["answers"] == ["no"]
+    assert amounts("Q31", "P3271") == amounts("Q801", "P3271") == [("+18", "Q24564698")]
+    assert records["nq-1130"]["answers"] == ["no"]
+
+
+def test_fold10_ended_relations_memberships_and_an_inverse_capital(records: dict[str, dict]) -> None:
+    """Mali's diplomatic relations (P530): eleven statements, the one with Israel has an end time (P582), so
+    ten today. Sierra Leone is a member (P463) of the Commonwealth of Nations (Q7785), Mali is not. Lisbon is
+    Portugal's capital, and Portugal's retirement age (P3001) is 66 years."""
+    items = raw_entities(WIKIDATA_ITEMS)
+    relations = items["Q912"]["claims"]["P530"]
+    ended = [
+        c["mainsnak"]["datavalue"]["value"]["id"] for c in relations if "P582" in c.get("qualifiers", {})
+    ]
+    today = {c["mainsnak"]["datavalue"]["value"]["id"] for c in relations} - set(ended)
+    assert ended == ["Q801"] and len(today) == 10
+    assert records["nq-1095"]["answers"] == ["10", "ten"]
+    assert records["nq-1095"]["evidence"]["left_out_ended"] == ["Q801"]
+
+    def members(qid: str) -> set[str]:
+        return {c["mainsnak"]["datavalue"]["value"]["id"] for c in items[qid]["claims"]["P463"]}
+
+    assert "Q7785" in members("Q1044") and "Q7785" not in members("Q912")
+    assert records["nq-1120"]["answers"] == ["yes"] and records["nq-1121"]["answers"] == ["no"]
+    (capital,) = items["Q45"]["claims"]["P36"]
+    assert capital["mainsnak"]["datavalue"]["value"]["id"] == "Q597"
+    (retirement,) = items["Q45"]["claims"]["P3001"]
+    assert retirement["mainsnak"]["datavalue"]["value"]["amount"] == "+66"
+    assert records["nq-1077"]["answers"] == ["66"] and records["nq-1077"]["evidence"]["via"] == ["Q45"]
+
+
 def test_inverse_chain(records: dict[str, dict]) -> None:
     capitals = [c["mainsnak"]["datavalue"]["value"]["id"] for c in claims("Q1201", "P36")]
     assert capitals == ["Q1724"]  # Saarland's capital is Saarbrücken
@@ -656,12 +711,12 @@ def test_the_judge_matches_names_numbers_units_and_refusals() -> None:
 def test_the_evaluator_asks_the_holdout_fold_only_by_name(records: dict[str, dict]) -> None:
     evaluate = load_script(FOLDER / "evaluate.py")
     everything = list(records.values())
-    for fold in ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9"):
+    for fold in ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9", "fold10"):
         args = evaluate.arguments().parse_args(["run", "--index", "x", "--fold", fold])
         assert args.fold == fold
         asked = evaluate.selected(everything, fold)
         assert {r["id"] for r in asked} == {i for i, r in records.items() if r["fold"] == fold}
-    later = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9")
+    later = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9", "fold10")
     assert not [r for r in evaluate.selected(everything, "all") if r["fold"] in later]
     assert len(evaluate.selected(everything, "all")) == 207
     rows = [{"kind": "count", "fold": "holdout", "right": True},
@@ -673,7 +728,8 @@ def test_the_evaluator_asks_the_holdout_fold_only_by_name(records: dict[str, dic
     section = evaluate.reader_section("candidates", table, {"candidates": [{**r, "mode": "m", "ms": 1.0}
                                       for r in rows]}, 1.0, [])  # fmt: skip
     header = (
-        "| kind | tune | report | holdout | fold3 | fold4 | fold5 | fold6 | fold7 | fold8 | fold9 | all |"
+        "| kind | tune | report | holdout | fold3 | fold4 | fold5 | fold6 | fold7 | fold8 | fold9 | fold10 "
+        "| all |"
     )
     assert header in section
-    assert "| count | - | 100.0 (1/1) | 50.0 (1/2) | - | - | - | - | - | - | - | 66.7 (2/3) |" in section
+    assert "| count | - | 100.0 (1/1) | 50.0 (1/2) | - | - | - | - | - | - | - | - | 66.7 (2/3) |" in section
