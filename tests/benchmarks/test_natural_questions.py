@@ -105,20 +105,18 @@ def test_the_holdout_fold_is_named_in_its_source_lines(gold: ModuleType, records
     assert not {r["id"] for r in source if r.get("fold") not in (None, *later)}
     fold3 = sorted(int(r["id"][3:]) for r in source if r.get("fold") == "fold3")
     assert fold3[0] == 314 and fold3 == list(range(314, 314 + len(fold3)))
-    fold4 = sorted(int(r["id"][3:]) for r in source if r.get("fold") == "fold4")
-    assert fold4 == list(range(418, 522))
-    fold5 = sorted(int(r["id"][3:]) for r in source if r.get("fold") == "fold5")
-    assert fold5 == list(range(522, 626))
-    fold6 = sorted(int(r["id"][3:]) for r in source if r.get("fold") == "fold6")
-    assert fold6 == list(range(626, 730))
-    fold7 = sorted(int(r["id"][3:]) for r in source if r.get("fold") == "fold7")
-    assert fold7 == list(range(730, 834))
-    fold8 = sorted(int(r["id"][3:]) for r in source if r.get("fold") == "fold8")
-    assert fold8 == list(range(834, 938))
-    fold9 = sorted(int(r["id"][3:]) for r in source if r.get("fold") == "fold9")
-    assert fold9 == list(range(938, 1042))
-    fold10 = sorted(int(r["id"][3:]) for r in source if r.get("fold") == "fold10")
-    assert fold10 == list(range(1042, 1146))
+    firsts = {
+        "fold4": 418,
+        "fold5": 522,
+        "fold6": 626,
+        "fold7": 730,
+        "fold8": 834,
+        "fold9": 938,
+        "fold10": 1042,
+    }
+    for fold, first in firsts.items():  # each later fold is 104 ids in a row, after the one before
+        ids = sorted(int(r["id"][3:]) for r in source if r.get("fold") == fold)
+        assert ids == list(range(first, first + 104)), fold
     assert all(re.fullmatch(r"nq-\d{3,4}", r["id"]) for r in source)
     older = [r for r in source if "fold" not in r]
     assert len(older) == 207 and all(int(r["id"][3:]) <= 207 for r in older)
