@@ -113,7 +113,7 @@ class MentionFinder:
                 if j in taken or (j > i and tokens[j].gap not in NGRAM_GAPS):
                     break
                 words = tokens[i : j + 1]
-                spoken = lower_case and (len(words) >= 2 or not _says_property(words[0].text))
+                spoken = lower_case and (len(words) >= 2 or not says_property(words[0].text))
                 if (
                     _edge_word(words[0])
                     or _edge_word(words[-1])
@@ -279,7 +279,7 @@ def _merge_unknown(span: Span, chosen: list[Span], tokens: list[Token]) -> list[
     fragments = (
         len(overlapping) > 1
         and all(c.size == 1 for c in overlapping)
-        and not _says_property(tokens[min(c.first for c in overlapping)].text)
+        and not says_property(tokens[min(c.first for c in overlapping)].text)
     )
     for i in range(span.first, span.last):
         a, b = owner.get(i), owner.get(i + 1)
@@ -305,7 +305,7 @@ OPENING_WORDS = frozenset(
 Mexico's …", "Among Russia's oblasts …")."""
 
 
-def _says_property(word: str) -> bool:
+def says_property(word: str) -> bool:
     """Whether a word is, by itself, an everyday name of a property ("GDP", "HDI", "population")."""
     return any(entry.pattern.fullmatch(word.lower()) for entry in PROPERTY_WORDS)
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from query.lexicon import SPOKEN_NUMBER_WORDS, spoken_amount, spoken_number, word_set
 from query.understand import plan_words as words
-from query.understand.mentions import OPENING_WORDS
+from query.understand.mentions import OPENING_WORDS, says_property
 from query.understand.properties import PropertyLabels, stem
 from query.understand.tokens import content_words
 from query.understand.understanding import Understanding
@@ -129,6 +129,7 @@ class RulePlanner:
         question = understanding.question
         names = _names(understanding)
         years = list(understanding.intent.time.years) or _years(question, names)
+        years = [y for y in years if not _ATTRIBUTIVE_YEAR.search(question.replace(str(y), "YYYY", 1))]
         hop = None if words.YES_NO_START.match(question) else _hop(question, names.linked + names.unlinked)
         rest = question
         if hop is not None:
@@ -177,6 +178,31 @@ class RulePlanner:
             plan.constraints.value = _membership_value(question, understanding, plan.mentions)
         plan.unexplained = _unexplained(question, plan, reading, hop)
         if (
+            op in ("superlative", "compare", "yes_no")
+            and reading is not None
+            and _only_a_cue(reading)
+            and plan.unexplained
+            and (named := residue_property(plan.unexplained, self.properties))
+            and named.property != reading.property
+            and named.property not in words.PLACE_PROPERTIES
+        ):
+            # "Whose unemployment rate is lower": "lower" says which end is wanted; the property is
+            # what the words left unread name (a cue names elevation or area only when nothing else does)
+            key = f"relation:{reading.phrase.lower()}"
+            plan.relations = [r for r in plan.relations if r != reading.phrase.lower()]
+            plan.resolved.pop(key, None)
+            notes.append(
+                f"{reading.phrase!r} only says which end: the words {plan.unexplained} name the property"
+            )
+            reading = named
+            plan.relations.append(reading.phrase.lower())
+            plan.resolved[f"relation:{reading.phrase.lower()}"] = ",".join(
+                (reading.property, *reading.fallbacks)
+            )
+            notes.append(f"{reading.phrase!r} → {reading.property} ({reading.via})")
+            _constraints(plan, question, reading)
+            plan.unexplained = _unexplained(question, plan, reading, hop)
+        if (
             op in ("superlative", "compare")
             and reading is None
             and plan.unexplained
@@ -210,6 +236,26 @@ _HOP_OWN = {
     "region": {"P131"},
     "seat": {"P159"},
 }
+
+
+_CUE_PROPERTIES = frozenset({"P2044", "P2046"})
+
+_ATTRIBUTIVE_YEAR = re.compile(
+    r"\b(?:the|an?|its|this) YYYY (?!census|estimates?|figures?|counts?|data|values?|elections?|seasons?)"
+    r"[a-z]",
+    re.I,
+)
+"""A year that names its subject ("the 1884 article", "a 2019 video game") and is no time of the value."""
+
+
+def _only_a_cue(reading: PropertyReading) -> bool:
+    """A reading of elevation or area from nothing but a word saying which end is wanted ("lower",
+    "highest", "large"): it names them only in a question whose other words name no property
+    ("populous" is a cue and a property of its own)."""
+    return reading.property in _CUE_PROPERTIES and any(
+        cue.fullmatch(reading.phrase.strip())
+        for cue in (words.MAX_CUES, words.MIN_CUES, words.EARLY_CUES, words.LATE_CUES, words.SUPERLATIVE_CUES)
+    )
 
 
 _PEOPLE_COUNTED = re.compile(r"\b(?:how many|count(?:ed)?|number(?:ed)?|more|fewer|less|most|least)\b", re.I)
@@ -286,7 +332,13 @@ def _names(understanding: Understanding) -> _Names:
     for link in understanding.links:
         if link.mention.text in owners or link.mention.text.lower() in OPENING_WORDS:
             continue  # a word of the next name, or "Across", "Name" opening the question
-        if plan_entity(link) is not None:
+        entity = plan_entity(link)
+        first = link.mention.text.split()[0].lower() if link.mention.text.split() else ""
+        if entity is None and (
+            says_property(link.mention.text) or (link.mention.start == 0 and first in OPENING_WORDS)
+        ):
+            continue  # "the DOI of …": a property's name; "Name the African …": a command, no name
+        if entity is not None:
             linked.append(link.mention.text)
         elif unknown_name(link) or words.PEOPLE_PLURAL.fullmatch(link.mention.text):
             unlinked.append(link.mention.text)  # a name the index lacks, or a people ("Angolans")
@@ -429,6 +481,17 @@ def _constraints(plan: QuestionPlan, question: str, reading: PropertyReading | N
             c.pick = "min"
         elif words.MAX_CUES.search(question):
             c.pick = "max"
+        elif re.search(r"\b(?:later|latest)\b", question, re.I):
+            c.pick = "max"  # "a legal adult later": an age, a quantity, the larger
+        elif re.search(r"\b(?:earlier|earliest|sooner|soonest)\b", question, re.I):
+            c.pick = "min"
+        if (
+            c.pick is not None
+            and reading is not None
+            and reading.property in words.WORSE_WHEN_HIGHER
+            and words.BETTER_WORSE.search(question)
+        ):
+            c.pick = "max" if c.pick == "min" else "min"  # "the worst unemployment": the highest
     if plan.operation == "yes_no" and (m := words.THRESHOLD.search(question)):
         number = _threshold_number(m.group("num"))
         number *= words.SCALES.get((m.group("scale") or "").lower(), 1.0)

@@ -46,6 +46,60 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
         r"[\w ]{0,12}\bname\b|\bfull name\b",
         "text",
     ),
+    # a country's economy and its laws, by the words people use for them: before the GDP, the people
+    # and the "highest"/"lower" of elevation that the same questions say ("the highest inflation")
+    _words(
+        "P2299",
+        r"\b(?:ppp|purchasing[ -]power)\b[\w\- ]{0,40}?\bper[ -](?:capita|head|person|inhabitant)\b"
+        r"|\bper[ -](?:capita|head|person|inhabitant)\b[\w\- ]{0,40}?\b(?:ppp|purchasing[ -]power)\b",
+        "number",
+    ),
+    _words(
+        "P4010",
+        r"(?:\b(?:gdp|gross domestic product|economy)\b[\w ]{0,12}?)?"
+        r"\b(?:ppp|purchasing[ -]power(?: parity)?)\b",
+        "number",
+    ),
+    _words(
+        "P2219",
+        r"\bin real terms\b|\breal gdp\b|\breal (?:economic )?growth\b|\bgdp growth\b"
+        r"|\beconom(?:y|ies)\b[\w ]{0,20}?\b(?:grow|grew|growing|grown|expand\w*)\b",
+        "number",
+    ),
+    _words(
+        "P1279",
+        r"\binflation\b|\bconsumer prices?\b|\bcost of living\b"
+        r"|\b(?:rise|rises|rising|increase)s? in prices\b"
+        r"|\bprices?\b[\w ]{0,20}?\b(?:ris\w*|rose|climb\w*|go(?:ing|ne|es)? up|went up|increas\w*|"
+        r"fall\w*|fell|grow\w*|grew|jump\w*|soar\w*)",
+        "number",
+    ),
+    _words("P1198", r"\bunemploy\w*|\bjobless\w*|\bout of work\b|\bwithout (?:a )?jobs?\b", "number"),
+    _words(
+        "P3000",
+        r"\bmarriageable\b|\b(?:age|old)\b[\w ]{0,30}?\b(?:marry|married|marriage|wed)\b"
+        r"|\b(?:marry|marriage|wed)\b[\w ]{0,20}?\bage\b",
+        "number",
+    ),
+    _words(
+        "P2997",
+        r"\bage of majority\b"
+        r"|\b(?:(?:legal(?:ly)?|become|becomes|became) (?:an? |legal )?)?adult(?:hood|s)?\b"
+        r"(?: (?:legally )?(?:begins?|starts?))?"
+        r"|\b(?:come|comes|came|coming) of age\b|\blegal age\b",
+        "number",
+    ),
+    # where a gene lies on its sequence: its start and its end (the gene is a hop from its protein)
+    _words(
+        "P644", r"\bgene\b[\w ]{0,30}?\b(?:begin\w*|start\w*)|\bgenomic start\b|\bstart coordinate\b", "text"
+    ),
+    _words(
+        "P645",
+        r"\bgene\b[\w ]{0,30}?\b(?:end|ends|ending|stop\w*)\b|\bgenomic end\b|\bend coordinate\b",
+        "text",
+    ),
+    _words("P356", r"\bdoi\b|\bdigital object identifier\b", "text"),
+    _words("P304", r"\b(?:which|what) pages\b|\bpage range\b|\bpage numbers\b", "text"),
     _words("P5167", r"\b(?:motor )?vehicles\b|\bcars per\b|\bmotori[sz]ation\b", "number"),
     _words("P1174", r"\bvisitors?\b|\bfootfall\b|\bvisits\b", "number"),
     _words("P1104", r"\bpages\b|\bpage count\b", "number"),
@@ -82,7 +136,9 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
     _words("P2131", r"\bgdp\b|gross domestic|\beconomy\b", "number"),
     _words("P3529", r"\bmedian\b(?: \w+)?(?: incomes?| earnings| wages?| salary)?|\bearns?\b", "number"),
     _words("P2124", r"\bhow many members\b|\bmember(?:ship)? count\b|\bnumber of members\b", "number"),
-    _words("P577", r"\bpublished\b|\bpublication\b|\bcame out\b|\bcome out\b|\breleased\b", "date"),
+    _words(
+        "P577", r"\bpublished\b|\bappeared\b|\bpublication\b|\bcame out\b|\bcome out\b|\breleased\b", "date"
+    ),
     _words("P281", r"\bpost(?:al)? ?codes?\b|\bzip\b|\bpostcodes?\b", "text"),
     _words("P856", r"\bwebsite\b|\bweb site\b|\bhome ?page\b|\bon the web\b|\bonline\b", "text"),
     _words("P1549", r"\bdemonym\b|call (?:the )?(?:people|someone|somebody|a person|residents?)\b", "text"),
@@ -116,6 +172,7 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
         r"|\bmet(?:re|er)s (?:up|above)\b"
         r"|\bsits? (?:higher|lower)\b|\blies lower\b",
         "number",
+        "P2048",  # a person's or a building's height: "how tall is the coach"
     ),
     _words(
         "P2046",
@@ -127,7 +184,7 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
         "P571",
         r"\bfounded\b|\bfounding\b|\bgo(?:es)? back\b|\bdates? back\b|\bbeen around\b"
         r"|\bc[oa]me into (?:being|existence)\b|\bset up\b|\bexist\w*|\bestablished\b"
-        r"|\bolde(?:r|st)\b|\bearlie(?:r|st)\b|\byoung(?:er|est)\b|\bnew(?:er|est)\b"
+        r"|\bolde(?:r|st)\b|\belde(?:r|st)\b|\bearlie(?:r|st)\b|\byoung(?:er|est)\b|\bnew(?:er|est)\b"
         r"|\bmost recent(?:ly)?\b|\binception\b|\bcreated\b|\bindependen(?:t|ce)\b"
         r"|\bbec[oa]me (?:a (?:state|country|nation)|independent)\b",
         "date",
@@ -138,7 +195,13 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
     _words("P50", r"\bwr(?:ote|itten)\b|\bauthor(?:ed|s)?\b", "entity", "P2093"),
     _words("P27", r"\bcitizen\w*|\bnationality\b", "entity", "P17"),
     # "belongs to how many international organisations", "a NATO member": before the country's "belongs to"
-    _words("P463", r"\borgani[sz]ations\b|\bmembers? of\b|\bmember(?:ship)?\b|\balliances\b", "entity"),
+    _words(
+        "P463",
+        r"\borgani[sz]ations\b|\bmembers? of\b|\bmember(?:ship)?\b|\balliances\b"
+        r"|\bbelongs? to (?:the )?[\w ]{0,30}?\b(?:league|union|organi[sz]ation|alliance|bloc|community"
+        r"|association|council|commonwealth)\b",
+        "entity",
+    ),
     _words(
         "P17",
         r"\bcountry\b(?! (?:calling )?codes?\b)|\bnation\b|\bsovereign state\b|\bwhich land\b"
@@ -154,6 +217,11 @@ PEOPLE_PLURAL = re.compile(r"(?:[A-Z][\w\-]* )*[A-Z][\w\-]*(?:ians|eans|ans|ese|
 """How a people's name is written in the plural ("Malians", "Sierra Leoneans", "Chinese", "Israelis",
 "Thais"): only a guess of the form; the country comes from a demonym statement (P1549) or nowhere."""
 
+WORSE_WHEN_HIGHER = frozenset({"P1198", "P1279", "P2573"})
+"""Properties whose higher value is the worse one (unemployment, inflation, children out of school):
+"the worst unemployment" is the highest."""
+BETTER_WORSE = re.compile(r"\b(?:best|better|worst|worse)\b", re.I)
+
 DATE_PROPERTIES = frozenset({"P571", "P569", "P570", "P576", "P1619", "P577"})
 PLACE_PROPERTIES = frozenset(
     {"P17", "P131", "P30", "P36", "P47", "P150", "P1376", "P276", "P19", "P20", "P27"}
@@ -163,6 +231,7 @@ PLACE_PROPERTIES = frozenset(
 MAX_CUES = re.compile(
     r"\b(?:more|most|larger|largest|bigger|biggest|higher|highest|greater|greatest|taller|tallest|better|vaster|"
     r"heavier|longer|longest|populous|populated|higher up|wider|richer|richest|wealthier|wealthiest|"
+    r"faster|fastest|quicker|quickest|steeper|steepest|more quickly|more rapidly|"
     r"tops? the (?:list|table|ranking)|comes? (?:out )?on top|"
     r"(?:does|do|did|scores?|ranks?|fares?|has|have|had) (?:the )?best)\b",
     re.I,
@@ -171,21 +240,23 @@ MIN_CUES = re.compile(
     r"\b(?:fewer|fewest|smaller|smallest|lower|lowest|less|least|shorter|shortest|"
     r"(?:clos|near)(?:er|est) to sea level|lies lower|"
     r"(?:does|do|did|scores?|ranks?|fares?|has|have|had) (?:the )?worst|"
-    r"poorer|poorest|weaker|weakest|worse|lags?(?: furthest| farthest| most)? behind)\b",
+    r"poorer|poorest|weaker|weakest|worse|slower|slowest|more slowly|"
+    r"lags?(?: furthest| farthest| most)? behind)\b",
     re.I,
 )
 _BACK_FURTHEST = r"(?:go(?:es)?|dates?|reach(?:es)?) back (?:the )?(?:furthest|farthest|longest)"
 EARLY_CUES = re.compile(
-    rf"\b(?:older|oldest|earlier|earliest|first|before|(?:been )?around (?:for )?longer|{_BACK_FURTHEST})\b",
+    r"\b(?:older|oldest|elder|eldest|earlier|earliest|first|before|(?:been )?around (?:for )?longer|"
+    rf"{_BACK_FURTHEST})\b",
     re.I,
 )
 LATE_CUES = re.compile(
     r"\b(?:younger|youngest|newer|newest|later|latest|last|after|most recent(?:ly)?)\b", re.I
 )
 SUPERLATIVE_CUES = re.compile(
-    r"\b(?:most|largest|biggest|highest|greatest|tallest|smallest|fewest|lowest|least|oldest|youngest|"
+    r"\b(?:most|largest|biggest|highest|greatest|tallest|smallest|fewest|lowest|least|oldest|eldest|youngest|"
     r"earliest|newest|most recent(?:ly)?|closest to sea level|highest-lying|first|best|worst|richest|"
-    r"wealthiest|poorest|" + _BACK_FURTHEST + r"|"
+    r"wealthiest|poorest|fastest|quickest|steepest|slowest|" + _BACK_FURTHEST + r"|"
     r"weakest|tops? the (?:list|table|ranking)|comes? (?:out )?on top|"
     r"lags? (?:furthest|farthest|most) behind)\b",
     re.I,
@@ -216,7 +287,7 @@ _SPOKEN_AMOUNT = rf"(?:{_NUMBER_WORD})(?:(?:[ -]and)?[ -](?:{_NUMBER_WORD}|hundr
 """A number said in words, up to the hundreds ("two hundred and fifty"); a scale word follows apart."""
 THRESHOLD = re.compile(
     r"\b(?P<cmp>more than|over|above|greater than|larger than|bigger than|higher than|taller than|"
-    r"longer than|tops?|exceeds?|"
+    r"longer than|tops?|exceeds?|reach(?:es|ed)?|"
     r"at least|fewer than|less than|under|below|smaller than|lower than|shorter than|before|after|"
     r"earlier than|"
     r"later than)\s+(?:the year\s+|the\s+)?"
@@ -233,7 +304,7 @@ SEA_LEVEL = re.compile(r"\b(below|under|above|over) sea level\b", re.I)
 SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
 ABOVE = frozenset({"more than", "over", "above", "greater than", "larger than", "bigger than", "higher than",
                    "longer than", "taller than", "at least", "after", "later than", "top", "tops", "exceed",
-                   "exceeds"})  # fmt: skip
+                   "exceeds", "reach", "reaches", "reached"})  # fmt: skip
 
 CHAIN_HOPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p, re.I), hop)
@@ -288,7 +359,7 @@ CHAIN_HOPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
          "country"),
         (r"\bthe (?:home )?(?:country|nation) of (?:the [a-z]+ )?(?P<e>.+?)(?=[?,.]|$| have| has| in \d)",
          "country"),
-        (r"\bthe (?:city|town|village|place|municipality) (?:where|in which) "
+        (r"\bthe (?:city|town|village|place|municipality) (?:where |in which )?"
          r"(?P<e>(?-i:[A-Z][\w\-.]*(?: [A-Z][\w\-.]*)*)) was born\b", "birthplace"),
         (r"\bthe (?:city|town|village|place|municipality) (?:that |which )?"
          r"(?P<e>(?-i:[A-Z][\w\-.]*(?: [A-Z][\w\-.]*)*)) was born in\b", "birthplace"),

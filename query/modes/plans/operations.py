@@ -206,6 +206,8 @@ def named_value(reads: PlanReads, subject: Subject, properties: list[str], quest
         raise CannotExecute(f"{subject.label} has no {' / '.join(properties)} statement to check")
     lowered = question.casefold()
     for s in held:
+        if s.value_item == subject.entity_id:
+            continue  # "Does Angola belong to …": Angola's own name in its P17 is not a value asked about
         label = (s.value_item_label or s.value_text or "").casefold()
         if label and re.search(rf"\b{re.escape(label)}\b", lowered):
             return Outcome("yes", f"{subject.label} {s.property} {label}", [s])
