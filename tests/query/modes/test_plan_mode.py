@@ -650,6 +650,73 @@ def test_a_member_count_no_item_holds_is_refused(engine, dump):
     assert result.unknown, (result.answer, result.route)
 
 
+# -- fold9's trace (issue 35): a country's economy and laws in everyday words, cues of speed and age,
+# a year that names its subject, a property's name that is no entity ------------------------------------
+
+COUNTRY_CLASSES = {"Q6256", "Q3624078"}  # country, sovereign state
+
+
+def countries_on(dump: dict, continent: str, prop: str) -> dict[str, Decimal]:
+    """The current value of ``prop`` for every country of the dump that lies on ``continent``."""
+    return {
+        eid: amount(current(e, prop))
+        for eid, e in dump.items()
+        if {item(c) for c in best(e, "P31")} & COUNTRY_CLASSES
+        and continent in {item(c) for c in best(e, "P30")}
+        and best(e, prop)
+    }
+
+
+def test_the_worst_jobless_rate_on_a_continent_is_its_highest(engine, dump):
+    rates = countries_on(dump, "Q46", "P1198")  # Europe
+    assert len(rates) >= 2
+    result = engine.ask("Which country in Europe has the worst jobless rate?")
+    assert result.mode == "kg-plan", result.route
+    assert result.answer == label(dump, max(rates, key=rates.__getitem__))
+
+
+def test_the_slowest_real_growth_is_a_superlative(engine, dump):
+    growth = countries_on(dump, "Q48", "P2219")  # Asia
+    assert len(growth) >= 2
+    result = engine.ask("In which Asian country did the economy grow the slowest in real terms?")
+    assert result.mode == "kg-plan" and result.plan.operation == "superlative", result.route
+    assert result.answer == label(dump, min(growth, key=growth.__getitem__))
+
+
+def test_prices_climbing_more_quickly_compares_inflation(engine, dump):
+    brazil, chile = (amount(current(dump[e], "P1279")) for e in ("Q155", "Q298"))
+    assert brazil != chile
+    result = engine.ask("Which saw prices climb more quickly, Chile or Brazil?")
+    assert result.plan is not None and result.plan.operation == "compare", result.route
+    assert result.answer == label(dump, "Q155" if brazil > chile else "Q298")
+
+
+def test_the_age_one_becomes_an_adult(engine, dump):
+    result = engine.ask("At what age does one become an adult in Thailand?")
+    assert result.mode == "kg-plan", result.route
+    assert number(result.answer) == amount(current(dump["Q869"], "P2997"))
+
+
+def test_the_elder_of_two_people_was_born_first(engine, dump):
+    born = {
+        e: best(dump[e], "P569")[0]["mainsnak"]["datavalue"]["value"]["time"]
+        for e in ("Q16509502", "Q24428351")
+    }
+    assert born["Q16509502"][:5] != born["Q24428351"][:5]  # different years: the precision does not matter
+    result = engine.ask("Of Tomasz Swoboda and Abdullah Y\u0131lmaz, which one is the elder?")  # dotless i
+    assert result.plan is not None and result.plan.operation == "compare", result.route
+    assert result.answer == label(dump, min(born, key=born.__getitem__))
+
+
+def test_a_property_s_name_is_not_an_entity_and_a_year_names_the_subject(engine, dump):
+    doi = best(dump["Q30039923"], "P356")[0]["mainsnak"]["datavalue"]["value"]
+    result = engine.ask('Give me the DOI for "Young squid in the plankton of Prydz Bay, Antarctica".')
+    assert result.mode == "kg-plan" and result.answer == doi, result.route
+    pages = best(dump["Q58709687"], "P304")[0]["mainsnak"]["datavalue"]["value"]
+    result = engine.ask('What page range does the 1884 article "Address in Medicine" cover?')
+    assert result.mode == "kg-plan" and result.answer == pages, result.route
+
+
 def test_the_llm_planner_is_asked_only_for_questions_that_name_the_graph(sample_index, small_llm):
     """With the planner on, a question the rules are unsure of goes to the model only when its plan names
     a Wikidata entity (or a class in a place); a question about a table or a passage names neither, and

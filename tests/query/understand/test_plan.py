@@ -56,6 +56,17 @@ def plan(understander, planner, question: str):
         ("how many kids are out of school there", "P2573"),
         ("how many children does a woman there have", "P4841"),
         ("which does best on the human development index", "P1081"),
+        # fold9's trace: a country's economy and laws, said as people say them
+        ("how fast are prices going up there", "P1279"),
+        ("what share of the workforce is jobless", "P1198"),
+        ("by how much did its economy grow in real terms", "P2219"),
+        ("how big is its gdp at purchasing power parity", "P4010"),
+        ("what is the ppp output per head", "P2299"),
+        ("at what age do you come of age there", "P2997"),
+        ("how old must a bride be to get married", "P3000"),
+        ("where does the gene start", "P644"),
+        ("what is the paper's doi", "P356"),
+        ("which pages of the journal", "P304"),
     ],
 )
 def test_everyday_words_map_to_properties(phrase: str, prop: str):
@@ -195,3 +206,23 @@ def test_doing_best_is_a_superlative_cue(understander, planner):
 def test_an_average_number_is_not_a_count(understander, planner):
     p = plan(understander, planner, "What is the average number of births per woman in Chile?")
     assert p.operation == "lookup" and p.resolved[f"relation:{p.relations[-1]}"] == "P4841"
+
+
+def test_a_word_that_only_says_which_end_yields_to_the_property_named(understander, planner):
+    """ "lower" reads as elevation only when nothing else names a property: here the property table's
+    label "life expectancy" (no everyday phrase of it) is what is compared."""
+    p = plan(understander, planner, "Whose life expectancy is lower, Chile's or Belgium's?")
+    assert p.operation == "compare" and p.constraints.pick == "min"
+    assert p.resolved[f"relation:{p.relations[-1]}"] == "P2250", (p.relations, p.resolved, p.notes)
+
+
+def test_the_worst_of_a_property_that_is_bad_when_high_is_its_highest(understander, planner):
+    p = plan(understander, planner, "Which European country does worst on inflation?")
+    assert p.operation == "superlative" and p.constraints.pick == "max", p
+
+
+def test_a_year_that_names_the_subject_is_no_time_constraint(understander, planner):
+    p = plan(understander, planner, 'How many pages long is the 1884 article "Address in Medicine"?')
+    assert p.constraints.years == [], p.constraints
+    p = plan(understander, planner, "How many people lived in Chile in 1990?")
+    assert p.constraints.years == [1990], p.constraints
