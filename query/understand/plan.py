@@ -367,6 +367,7 @@ def _possessors(understanding: Understanding) -> set[str]:
 
 
 def _operation(question: str, names: _Names, rest: str) -> str:
+    question = _CURRENT_FIGURE.sub(" ", question)  # "going by the most recent figure" ranks nothing
     named = len(names.linked) + len(names.unlinked)
     ranked = named >= 2 and any(
         cues.search(question) for cues in (words.MAX_CUES, words.MIN_CUES, words.EARLY_CUES, words.LATE_CUES)
@@ -392,7 +393,20 @@ def _operation(question: str, names: _Names, rest: str) -> str:
         return "compare"
     if words.SUPERLATIVE_CUES.search(question) and _class_noun(question) is not None and named <= 1:
         return "superlative"
+    if named <= 1 and _class_noun(question) is not None and _THE_COMPARATIVE.search(question):
+        return "superlative"  # "Which South American country has the higher inflation?": no two named
     return "lookup"
+
+
+_CURRENT_FIGURE = re.compile(
+    r"\b(?:the )?(?:most recent|latest|newest) (?:figures?|values?|data|estimates?|numbers?|census)\b",
+    re.I,
+)
+
+_THE_COMPARATIVE = re.compile(
+    r"\b(?:has|have|had|is|was|with) the (?:more|higher|larger|bigger|greater|lower|smaller|fewer)\b", re.I
+)
+"""A comparative said of one member of a class ("has the higher inflation"): the class's top one."""
 
 
 def _class_noun(question: str) -> str | None:
@@ -505,6 +519,16 @@ def _constraints(plan: QuestionPlan, question: str, reading: PropertyReading | N
         c.threshold = 0.0
     elif (
         plan.operation == "yes_no"
+        and reading is not None
+        and reading.property in words.CHANGE_RATES
+        and len(plan.mentions) == 1
+        and (words.FALLING.search(question) or words.RISING.search(question))
+    ):
+        # "Were prices in Israel falling?": a rate of change against 0, by the sign the verb says
+        c.comparator = "<" if words.FALLING.search(question) else ">"
+        c.threshold = 0.0
+    elif (
+        plan.operation == "yes_no"
         and c.pick is not None
         and (
             re.search(r"\bthan\b", question)
@@ -564,6 +588,11 @@ def _unexplained(
         explained |= {stem(w) for w in content_words(question[hop.start : hop.end])} - {
             stem(w) for w in content_words(hop.entity)
         }
+    for aside in re.findall(r"\(([^()]{1,60})\)", question):  # "The Settlers (2019 video game)"
+        explained |= {stem(w) for w in content_words(aside)}
+    held = {p for r in plan.relations for p in plan.resolved.get(f"relation:{r}", "").split(",")}
+    if held & (words.PLACE_PROPERTIES | {"P495"}):
+        explained |= {"country", "nation"}  # "comes from a country; that country's …": the hop's own word
     if plan.constraints.threshold_unit:
         explained |= {stem(w) for w in content_words(plan.constraints.threshold_unit)}
     if plan.operation == "count" and (m := words.COUNTED.search(question)):
@@ -604,7 +633,8 @@ _FILLER = {
     stem(w)
     for w in word_set(
         "s many much count year live lived people one which town city state share have has got versus vs lie "
-        "lies closer nearer give tell name show list back figure across among within"
+        "lies closer nearer give tell name show list back figure across among within percent percentage "
+        "going recent latest currently lately nowadays today days"
     )
 }
 

@@ -62,8 +62,9 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
     ),
     _words(
         "P2219",
-        r"\bin real terms\b|\breal gdp\b|\breal (?:economic )?growth\b|\bgdp growth\b"
-        r"|\beconom(?:y|ies)\b[\w ]{0,20}?\b(?:grow|grew|growing|grown|expand\w*)\b",
+        r"\bin real terms\b|\breal gdp\b(?:[\w ]{0,10}?\bgr[eo]w\w*)?|\breal (?:economic )?growth\b"
+        r"|\bgdp growth\b"
+        r"|\beconom(?:y|ies)\b[\w ]{0,20}?\b(?:grow|grew|growing|grown|expand\w*)\b(?: in real terms\b)?",
         "number",
     ),
     _words(
@@ -217,6 +218,11 @@ PEOPLE_PLURAL = re.compile(r"(?:[A-Z][\w\-]* )*[A-Z][\w\-]*(?:ians|eans|ans|ese|
 """How a people's name is written in the plural ("Malians", "Sierra Leoneans", "Chinese", "Israelis",
 "Thais"): only a guess of the form; the country comes from a demonym statement (P1549) or nowhere."""
 
+CHANGE_RATES = frozenset({"P1279", "P2219"})
+"""Properties that are a rate of change (inflation, real growth): "were prices falling" asks below 0."""
+FALLING = re.compile(r"\b(?:fall\w*|fell|drop\w*|declin\w*|shr[iu]nk\w*|contract\w*|deflation)\b", re.I)
+RISING = re.compile(r"\b(?:ris\w*|rose|grow\w*|grew|climb\w*|increas\w*|expand\w*)\b", re.I)
+
 WORSE_WHEN_HIGHER = frozenset({"P1198", "P1279", "P2573"})
 """Properties whose higher value is the worse one (unemployment, inflation, children out of school):
 "the worst unemployment" is the highest."""
@@ -276,7 +282,8 @@ NOT_COUNTED = re.compile(
 )
 
 YES_NO_START = re.compile(
-    r"^\s*(?:(?:in|by|as of|around|back in|at the end of)\s+[^,?]{1,40},\s*)?"
+    r"^\s*(?:(?:in|by|as of|around|back in|at the end of|going by|according to|judging by|based on)"
+    r"\s+[^,?]{1,40},\s*)?"
     r"(?:is|are|was|were|does|do|did|has|have|had|can)\b",
     re.I,
 )
@@ -324,6 +331,7 @@ CHAIN_HOPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\bthe (?:home )?(?:country|nation|state)(?: that| which| where)? (?:(?-i:the [a-z]+) )?(?P<e>.+?) "
          r"(?:is in|is located in|lies in|belongs to|stands|stands in|is part of|comes from|is from|"
          r"is a citizen of|was a citizen of|was born in|rises|rises in|sits in|is situated in|"
+         r"studies|is about|deals with|examines|concerns|covers|"
          r"holds citizenship of|has citizenship of|was made in|was produced in|was developed in|"
          r"is an? (?:town|city|village|municipality|commune|place|region|state|part) (?:of|in))\b",
          "country"),
