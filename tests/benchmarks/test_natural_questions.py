@@ -68,7 +68,7 @@ def test_size_kinds_and_folds(records: dict[str, dict]) -> None:
     for kind in KINDS:
         folds = Counter(r["fold"] for r in records.values() if r["kind"] == kind)
         named = {"tune", "report", "holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9"}
-        named.add("fold10")
+        named |= {"fold10", "fold11"}
         assert set(folds) == named, (kind, folds)
         assert abs(folds["tune"] - folds["report"]) <= 1, (kind, folds)
         assert folds["holdout"] >= 10, (kind, folds)
@@ -80,6 +80,7 @@ def test_size_kinds_and_folds(records: dict[str, dict]) -> None:
         assert folds["fold8"] == 13, (kind, folds)
         assert folds["fold9"] == 13, (kind, folds)
         assert folds["fold10"] == 13, (kind, folds)
+        assert folds["fold11"] == 13, (kind, folds)
     assert sum(r["fold"] == "holdout" for r in records.values()) >= 80
     assert sum(r["fold"] == "fold3" for r in records.values()) >= 104
     assert sum(r["fold"] == "fold4" for r in records.values()) == 104
@@ -89,16 +90,17 @@ def test_size_kinds_and_folds(records: dict[str, dict]) -> None:
     assert sum(r["fold"] == "fold8" for r in records.values()) == 104
     assert sum(r["fold"] == "fold9" for r in records.values()) == 104
     assert sum(r["fold"] == "fold10" for r in records.values()) == 104
+    assert sum(r["fold"] == "fold11" for r in records.values()) == 104
     assert len({r["question"].casefold() for r in records.values()}) == len(records)
 
 
 def test_the_holdout_fold_is_named_in_its_source_lines(gold: ModuleType, records: dict[str, dict]) -> None:
-    """The holdout, fold3, fold4, fold5, fold6, fold7, fold8, fold9 and fold10 questions were written after
-    the split: each source line says its fold, the shuffle leaves them out, so the 207 older questions keep
-    the folds they had. Ids run past three digits from fold9 on (nq-938 to nq-1041, fold10 nq-1042 to
-    nq-1145)."""
+    """The holdout, fold3, fold4, fold5, fold6, fold7, fold8, fold9, fold10 and fold11 questions were written
+    after the split: each source line says its fold, the shuffle leaves them out, so the 207 older questions
+    keep the folds they had. Ids run past three digits from fold9 on (nq-938 to nq-1041, fold10 nq-1042 to
+    nq-1145, fold11 nq-1146 to nq-1249)."""
     source = [json.loads(line) for line in gold.SOURCE.read_text(encoding="utf-8").splitlines()]
-    later = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9", "fold10")
+    later = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9", "fold10", "fold11")
     for fold in later:
         named = {r["id"] for r in source if r.get("fold") == fold}
         assert named == {i for i, r in records.items() if r["fold"] == fold}
@@ -113,6 +115,7 @@ def test_the_holdout_fold_is_named_in_its_source_lines(gold: ModuleType, records
         "fold8": 834,
         "fold9": 938,
         "fold10": 1042,
+        "fold11": 1146,
     }
     for fold, first in firsts.items():  # each later fold is 104 ids in a row, after the one before
         ids = sorted(int(r["id"][3:]) for r in source if r.get("fold") == fold)
@@ -133,7 +136,7 @@ def test_answers_are_names_numbers_or_refusals_never_bare_ids(records: dict[str,
 
 
 def test_the_split_is_seeded_and_stratified(gold: ModuleType, records: dict[str, dict]) -> None:
-    named = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9", "fold10")
+    named = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9", "fold10", "fold11")
 
     def unsplit() -> list[dict]:  # a fold the source line names (holdout, fold3, ...) is kept, not shuffled
         shuffled = [{"id": r["id"], "kind": r["kind"], **({"fold": r["fold"]} if r["fold"] in named else {})}
@@ -630,6 +633,71 @@ def test_fold10_ended_relations_memberships_and_an_inverse_capital(records: dict
     assert records["nq-1077"]["answers"] == ["66"] and records["nq-1077"]["evidence"]["via"] == ["Q45"]
 
 
+def test_fold11_properties_no_older_fold_asks(records: dict[str, dict]) -> None:
+    """Age of candidacy (P2998) is held by Israel alone: 21 years old. Belgium's mobile country code (P2258)
+    is the string 206. Belgian trains run on the left (railway traffic side P5658: Q13196750, left-hand
+    traffic) while its cars keep right (driving side P1622: Q14565199); German trains keep right. Israel's
+    continent (P30) is Asia (Q48), Malta's Europe (Q46) only."""
+    items = raw_entities(WIKIDATA_ITEMS)
+    everything = {**raw_entities(WIKIDATA_API), **items}
+
+    def values(qid: str, prop: str) -> list:
+        return [c["mainsnak"]["datavalue"]["value"] for c in everything[qid]["claims"].get(prop, [])]
+
+    assert [q for q, e in everything.items() if "P2998" in e.get("claims", {})] == ["Q801"]
+    (candidacy,) = values("Q801", "P2998")
+    assert candidacy["amount"] == "+21" and candidacy["unit"].endswith("/Q24564698")
+    assert records["nq-1146"]["answers"] == ["21"] and records["nq-1146"]["unit"] == "years old"
+    assert values("Q31", "P2258") == ["206"] and records["nq-1147"]["answers"] == ["206"]
+    assert [v["id"] for v in values("Q31", "P5658")] == ["Q13196750"]
+    assert [v["id"] for v in values("Q31", "P1622")] == ["Q14565199"]
+    assert [v["id"] for v in values("Q183", "P5658")] == ["Q14565199"]
+    assert records["nq-1226"]["answers"] == ["yes"] and records["nq-1227"]["answers"] == ["no"]
+    assert [v["id"] for v in values("Q801", "P30")] == ["Q48"] and records["nq-1224"]["answers"] == ["yes"]
+    assert [v["id"] for v in values("Q233", "P30")] == ["Q46"] and records["nq-1225"]["answers"] == ["no"]
+
+
+def test_fold11_a_twin_town_reached_backwards_and_a_year_that_reverses_the_order(
+    records: dict[str, dict],
+) -> None:
+    """Chicago is the one entity of the dumps whose twin towns (P190) name Düsseldorf, so the chain through
+    ^P190 ends at Chicago's demonym. Bonn has more people than Mannheim today (327,919 against 304,781) but
+    had fewer in 1990 (292,234 against 310,411). Israel holds thirteen memberships (P463), one of them, in
+    UNESCO, with an end time: twelve today, the OECD among them."""
+    items = raw_entities(WIKIDATA_ITEMS)
+    everything = {**raw_entities(WIKIDATA_API), **items}
+
+    def ids(entity: dict, prop: str) -> list[str]:
+        return [c["mainsnak"]["datavalue"]["value"]["id"] for c in entity.get("claims", {}).get(prop, [])]
+
+    assert [q for q, e in everything.items() if "Q1718" in ids(e, "P190")] == ["Q1297"]
+    demonyms = [c["mainsnak"]["datavalue"]["value"] for c in items["Q1297"]["claims"]["P1549"]]
+    assert [d["text"] for d in demonyms if d["language"] == "en"] == ["Chicagoan"]
+    assert records["nq-1172"]["answers"] == ["Chicagoan"]
+    assert records["nq-1172"]["evidence"]["via"] == ["Q1297"]
+
+    def population(qid: str) -> tuple[str, str]:
+        claims = items[qid]["claims"]["P1082"]
+        (now,) = [c for c in claims if c["rank"] == "preferred"]
+        in_1990 = [
+            c for c in claims if c["qualifiers"]["P585"][0]["datavalue"]["value"]["time"].startswith("+1990")
+        ]
+        amounts = {c["mainsnak"]["datavalue"]["value"]["amount"] for c in in_1990}
+        (then,) = amounts
+        return now["mainsnak"]["datavalue"]["value"]["amount"], then
+
+    assert population("Q586") == ("+327919", "+292234") and population("Q2119") == ("+304781", "+310411")
+    assert records["nq-1186"]["answers"] == ["Mannheim"]
+    memberships = items["Q801"]["claims"]["P463"]
+    with_end = [c for c in memberships if "P582" in c.get("qualifiers", {})]
+    ended = [c["mainsnak"]["datavalue"]["value"]["id"] for c in with_end]
+    assert len(memberships) == 13 and ended == ["Q7809"]
+    assert records["nq-1205"]["answers"] == ["12", "twelve"]
+    assert records["nq-1205"]["evidence"]["left_out_ended"] == ["Q7809"]
+    assert "Q41550" in ids(items["Q801"], "P463") and "Q41550" not in ids(items["Q869"], "P463")
+    assert records["nq-1232"]["answers"] == ["yes"] and records["nq-1233"]["answers"] == ["no"]
+
+
 def test_inverse_chain(records: dict[str, dict]) -> None:
     capitals = [c["mainsnak"]["datavalue"]["value"]["id"] for c in claims("Q1201", "P36")]
     assert capitals == ["Q1724"]  # Saarland's capital is Saarbrücken
@@ -709,12 +777,12 @@ def test_the_judge_matches_names_numbers_units_and_refusals() -> None:
 def test_the_evaluator_asks_the_holdout_fold_only_by_name(records: dict[str, dict]) -> None:
     evaluate = load_script(FOLDER / "evaluate.py")
     everything = list(records.values())
-    for fold in ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9", "fold10"):
+    later = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9", "fold10", "fold11")
+    for fold in later:
         args = evaluate.arguments().parse_args(["run", "--index", "x", "--fold", fold])
         assert args.fold == fold
         asked = evaluate.selected(everything, fold)
         assert {r["id"] for r in asked} == {i for i, r in records.items() if r["fold"] == fold}
-    later = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9", "fold10")
     assert not [r for r in evaluate.selected(everything, "all") if r["fold"] in later]
     assert len(evaluate.selected(everything, "all")) == 207
     rows = [{"kind": "count", "fold": "holdout", "right": True},
@@ -727,7 +795,8 @@ def test_the_evaluator_asks_the_holdout_fold_only_by_name(records: dict[str, dic
                                       for r in rows]}, 1.0, [])  # fmt: skip
     header = (
         "| kind | tune | report | holdout | fold3 | fold4 | fold5 | fold6 | fold7 | fold8 | fold9 | fold10 "
-        "| all |"
+        "| fold11 | all |"
     )
     assert header in section
-    assert "| count | - | 100.0 (1/1) | 50.0 (1/2) | - | - | - | - | - | - | - | - | 66.7 (2/3) |" in section
+    cells = "| - | 100.0 (1/1) | 50.0 (1/2) | - | - | - | - | - | - | - | - | - | 66.7 (2/3) |"
+    assert f"| count {cells}" in section
