@@ -184,7 +184,7 @@ class RulePlanner:
             and plan.unexplained
             and (named := residue_property(plan.unexplained, self.properties))
             and named.property != reading.property
-            and named.property not in words.PLACE_PROPERTIES
+            and named.kind in ("number", "date")  # what is ranked; "summit" names an item (P610)
         ):
             # "Whose unemployment rate is lower": "lower" says which end is wanted; the property is
             # what the words left unread name (a cue names elevation or area only when nothing else does)
