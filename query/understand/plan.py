@@ -590,9 +590,6 @@ def _unexplained(
         }
     for aside in re.findall(r"\(([^()]{1,60})\)", question):  # "The Settlers (2019 video game)"
         explained |= {stem(w) for w in content_words(aside)}
-    held = {p for r in plan.relations for p in plan.resolved.get(f"relation:{r}", "").split(",")}
-    if held & (words.PLACE_PROPERTIES | {"P495"}):
-        explained |= {"country", "nation"}  # "comes from a country; that country's …": the hop's own word
     if plan.constraints.threshold_unit:
         explained |= {stem(w) for w in content_words(plan.constraints.threshold_unit)}
     if plan.operation == "count" and (m := words.COUNTED.search(question)):

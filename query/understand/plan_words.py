@@ -99,6 +99,12 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
         r"\bgene\b[\w ]{0,30}?\b(?:end|ends|ending|stop\w*)\b|\bgenomic end\b|\bend coordinate\b",
         "text",
     ),
+    _words(
+        "P2927",
+        r"\b(?:percent|per cent|percentage|share|proportion|fraction)\b[\w ]{0,30}?\bwater\b"
+        r"|\bwater (?:area|share|percentage)\b|\b(?:covered|taken up) (?:by|with) water\b",
+        "number",
+    ),
     _words("P356", r"\bdoi\b|\bdigital object identifier\b", "text"),
     _words("P304", r"\b(?:which|what) pages\b|\bpage range\b|\bpage numbers\b", "text"),
     _words("P5167", r"\b(?:motor )?vehicles\b|\bcars per\b|\bmotori[sz]ation\b", "number"),
