@@ -349,8 +349,6 @@ VERB_CUES: dict[str, tuple[str, ...]] = {
     "marry": ("spouse",),
     "married": ("spouse",),
     "own": ("owned by",),
-    "come": ("encoded by", "country of origin"),  # "the protein comes from a gene", "the dish comes from"
-    "encode": ("encoded by", "encodes"),
     "locate": ("location", "located in the administrative territorial entity"),
     "live": ("residence", "population"),
     "resident": ("population",),

@@ -138,6 +138,14 @@ class RulePlanner:
             # and the capitalized words it continues leftwards ("People's" of "People's Republic of China")
             rest = re.sub(rf"(?:(?-i:[A-Z][\w\-]*)(?:'s|\u2019s)? )*{re.escape(name)}", " ", rest)
         op = _operation(question, names, rest)
+        if op in ("lookup", "yes_no") and not names.linked and not names.unlinked:
+            # "Thai consumer prices", "Israeli children": a country's adjective is the subject asked about;
+            # the mode reads it by the demonym statements
+            names.unlinked += [
+                link.mention.text
+                for link in understanding.links
+                if link.mention.start > 0 and _PLACE_ADJECTIVE.fullmatch(link.mention.text)
+            ][:1]
         notes: list[str] = []
         plan = QuestionPlan(operation=op, constraints=PlanConstraints(years=years), source="rules")
         plan.mentions = list(dict.fromkeys(names.linked + names.unlinked))
@@ -176,7 +184,14 @@ class RulePlanner:
         _constraints(plan, question, reading)
         if op == "yes_no" and plan.constraints.threshold is None and plan.constraints.comparator is None:
             plan.constraints.value = _membership_value(question, understanding, plan.mentions)
-        plan.unexplained = _unexplained(question, plan, reading, hop)
+            value = plan.constraints.value or ""
+            if reading is not None and reading.property == "P17" and words.ORGANISATION_WORDS.search(value):
+                # "Does Sierra Leone belong to the Commonwealth of Nations?": a membership, not a country
+                key = f"relation:{reading.phrase.lower()}"
+                plan.resolved[key] = "P463"
+                notes.append(f"{value!r} names an organisation: {reading.phrase!r} → P463 (member of)")
+                reading = PropertyReading("P463", reading.phrase, "an organisation's membership", "entity")
+        plan.unexplained = _unexplained(question, plan, reading, hop, self.properties)
         if (
             op in ("superlative", "compare", "yes_no")
             and reading is not None
@@ -201,7 +216,7 @@ class RulePlanner:
             )
             notes.append(f"{reading.phrase!r} → {reading.property} ({reading.via})")
             _constraints(plan, question, reading)
-            plan.unexplained = _unexplained(question, plan, reading, hop)
+            plan.unexplained = _unexplained(question, plan, reading, hop, self.properties)
         if (
             op in ("superlative", "compare")
             and reading is None
@@ -219,7 +234,7 @@ class RulePlanner:
                 f"{reading.phrase!r} → {reading.property} ({reading.via}, from the words left unread)"
             )
             _constraints(plan, question, reading)
-            plan.unexplained = _unexplained(question, plan, reading, hop)
+            plan.unexplained = _unexplained(question, plan, reading, hop, self.properties)
         owned = {stem(w) for owner in names.owners for w in content_words(owner)}
         plan.unexplained = [w for w in plan.unexplained if stem(w) not in owned]
         plan.answer_kind = _answer_kind(op, reading, hop)
@@ -237,6 +252,9 @@ _HOP_OWN = {
     "seat": {"P159"},
 }
 
+
+_PLACE_ADJECTIVE = re.compile(r"(?-i:[A-Z][a-z]+(?:an|ese|ish|i|ch))")
+"""How a country's adjective is written ("Israeli", "Thai", "German", "Chinese"): only a guess of the form."""
 
 _CUE_PROPERTIES = frozenset({"P2044", "P2046"})
 
@@ -393,6 +411,8 @@ def _operation(question: str, names: _Names, rest: str) -> str:
         return "compare"
     if words.SUPERLATIVE_CUES.search(question) and _class_noun(question) is not None and named <= 1:
         return "superlative"
+    if named <= 1 and _class_noun(question) is not None and _THE_EXTREME_AT_END.search(question):
+        return "superlative"  # "Where in Africa do you come of age the latest?"
     if named <= 1 and _class_noun(question) is not None and _THE_COMPARATIVE.search(question):
         return "superlative"  # "Which South American country has the higher inflation?": no two named
     return "lookup"
@@ -402,6 +422,8 @@ _CURRENT_FIGURE = re.compile(
     r"\b(?:the )?(?:most recent|latest|newest) (?:figures?|values?|data|estimates?|numbers?|census)\b",
     re.I,
 )
+
+_THE_EXTREME_AT_END = re.compile(r"\bthe (?:latest|earliest|soonest)\s*[?.!]?\s*$", re.I)
 
 _THE_COMPARATIVE = re.compile(
     r"\b(?:has|have|had|is|was|with) the (?:more|higher|larger|bigger|greater|lower|smaller|fewer)\b", re.I
@@ -495,9 +517,9 @@ def _constraints(plan: QuestionPlan, question: str, reading: PropertyReading | N
             c.pick = "min"
         elif words.MAX_CUES.search(question):
             c.pick = "max"
-        elif re.search(r"\b(?:later|latest)\b", question, re.I):
+        elif re.search(r"\b(?:later|latest|older|oldest)\b", question, re.I):
             c.pick = "max"  # "a legal adult later": an age, a quantity, the larger
-        elif re.search(r"\b(?:earlier|earliest|sooner|soonest)\b", question, re.I):
+        elif re.search(r"\b(?:earlier|earliest|sooner|soonest|younger|youngest)\b", question, re.I):
             c.pick = "min"
         if (
             c.pick is not None
@@ -510,10 +532,20 @@ def _constraints(plan: QuestionPlan, question: str, reading: PropertyReading | N
         number = _threshold_number(m.group("num"))
         number *= words.SCALES.get((m.group("scale") or "").lower(), 1.0)
         c.comparator = ">" if m.group("cmp").lower() in words.ABOVE else "<"
+        if m.group("cmp").lower() in words.AT_LEAST:
+            c.comparator = ">="
         c.threshold = number
         c.threshold_unit = m.group("unit")
         if m.group("cmp").lower() in ("before", "after"):
             c.years = [y for y in c.years if y != int(number)]  # the year is the threshold, not a time
+    elif plan.operation == "yes_no" and (m := words.OR_MORE.search(question)):
+        c.threshold = _threshold_number(m.group("num")) * words.SCALES.get(
+            (m.group("scale") or "").lower(), 1.0
+        )
+        c.comparator = (
+            ">=" if m.group("dir").lower() in ("more", "higher", "above", "greater", "over") else "<="
+        )
+        c.threshold_unit = m.group("unit")
     elif plan.operation == "yes_no" and (m := words.SEA_LEVEL.search(question)):
         c.comparator = "<" if m.group(1).lower() in ("below", "under") else ">"
         c.threshold = 0.0
@@ -578,11 +610,17 @@ def _answer_kind(op: str, reading: PropertyReading | None, hop: _Hop | None) -> 
 
 
 def _unexplained(
-    question: str, plan: QuestionPlan, reading: PropertyReading | None, hop: _Hop | None
+    question: str,
+    plan: QuestionPlan,
+    reading: PropertyReading | None,
+    hop: _Hop | None,
+    properties: PropertyLabels | None = None,
 ) -> list[str]:
     explained = {stem(w) for m in plan.mentions for w in content_words(m)}
     if reading is not None:
         explained |= {stem(w) for w in content_words(reading.phrase)}
+        if properties is not None:  # "retire … at what age": *age* is a word of "retirement age"
+            explained |= {w for _, _, said in properties.names(reading.property) for w in said}
     if hop is not None:  # the hop's own words ("the country Corral lies in") are read by it
         explained |= {"capital", "country", "nation", "city", "home"}
         explained |= {stem(w) for w in content_words(question[hop.start : hop.end])} - {

@@ -101,9 +101,37 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
     ),
     _words(
         "P2927",
-        r"\b(?:percent|per cent|percentage|share|proportion|fraction)\b[\w ]{0,30}?\bwater\b"
+        r"\bunder ?water\b"
+        r"|\b(?:percent|per cent|percentage|share|proportion|fraction)\b[\w' ]{0,40}?\bwater\b"
         r"|\bwater (?:area|share|percentage)\b|\b(?:covered|taken up) (?:by|with) water\b",
         "number",
+    ),
+    # schooling and working lives: the first and last compulsory school years, the retirement age
+    _words(
+        "P3271",
+        r"\b(?:up to|until|till|stay\w*|leave\w*|leaving|longer|last)\b[\w ]{0,40}?"
+        r"\b(?:school\w*|education)\b"
+        r"|\b(?:school|schooling|education)\b[\w ]{0,30}?\b(?:ends?|stops?|leav\w*|longer)\b",
+        "number",
+    ),
+    _words(
+        "P3270",
+        r"(?:\b(?:kids|children|pupils)\b[\w ]{0,20}?)?"
+        r"\b(?:start\w*|begin\w*|attend\w*|enter\w*|go(?:es)? to|from what age)\b[\w ]{0,40}?\bschool\w*"
+        r"|\bcompulsory (?:school|education)\w*|\bschool\w* (?:is )?compulsory\b",
+        "number",
+    ),
+    _words(
+        "P3001",
+        r"\bretire\w*|\bretirement\b|\bpension(?:able)? age\b|\bstop working\b|\bstops working\b",
+        "number",
+    ),
+    _words("P2855", r"\bvat\b|\bvalue[ -]added tax\b|\bsales tax\b", "number"),
+    _words(
+        "P1249",
+        r"\b(?:oldest|earliest|first)\b[\w ]{0,20}?\b(?:mention\w*|record\w*|written|documented)\b"
+        r"|\bon record\b|\bfirst (?:mentioned|recorded|documented)\b",
+        "date",
     ),
     _words("P356", r"\bdoi\b|\bdigital object identifier\b", "text"),
     _words("P304", r"\b(?:which|what) pages\b|\bpage range\b|\bpage numbers\b", "text"),
@@ -132,7 +160,7 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
     _words(
         "P4841",
         r"fertility(?: rates?)?|births per woman|\bchildren (?:did a woman|per woman|on average)\b"
-        r"|\bwom[ae]n\b.*\b(?:children|kids)\b"
+        r"|\bbabies per\b|\bwom[ae]n\b.*\b(?:children|kids|babies)\b"
         r"|(?:\baverage (?:number of )?)?\b(?:children|kids)\b.*\bwom[ae]n\b",
         "number",
     ),
@@ -150,7 +178,9 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
     _words("P856", r"\bwebsite\b|\bweb site\b|\bhome ?page\b|\bon the web\b|\bonline\b", "text"),
     _words("P1549", r"\bdemonym\b|call (?:the )?(?:people|someone|somebody|a person|residents?)\b", "text"),
     _words("P190", r"\btwin\w*|\bsister (?:cit|town)", "entity"),
-    _words("P530", r"\bdiplomatic\w*", "entity"),  # "on diplomatic terms", "deals with diplomatically"
+    _words(
+        "P530", r"\bdiplomatic\w*|\b(?:official|diplomatic|formal) (?:ties|relations)\b", "entity"
+    ),  # "on diplomatic terms", "deals with diplomatically"
     # "bodies of water it lies on or next to": before the neighbours' "next to"
     _words("P206", r"\bbod(?:y|ies) of water\b|\bwaters\b", "entity"),
     _words(
@@ -175,7 +205,8 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
     _words("P1082", _POPULATION, "number"),
     _words(
         "P2044",
-        r"sea level|\baltitude\b|\belevation\b|\bhigh(?:er|est)?(?:-lying)?\b|\blow(?:er|est)\b|\btall\w*"
+        r"sea level|\babove (?:the )?sea\b|\baltitude\b|\belevation\b|\bhigh(?:er|est)?(?:-lying)?\b"
+        r"|\blow(?:er|est)\b|\btall\w*"
         r"|\bmet(?:re|er)s (?:up|above)\b"
         r"|\bsits? (?:higher|lower)\b|\blies lower\b",
         "number",
@@ -193,7 +224,7 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
         r"|\bc[oa]me into (?:being|existence)\b|\bset up\b|\bexist\w*|\bestablished\b"
         r"|\bolde(?:r|st)\b|\belde(?:r|st)\b|\bearlie(?:r|st)\b|\byoung(?:er|est)\b|\bnew(?:er|est)\b"
         r"|\bmost recent(?:ly)?\b|\binception\b|\bcreated\b|\bindependen(?:t|ce)\b"
-        r"|\bbec[oa]me (?:a (?:state|country|nation)|independent)\b",
+        r"|\bbec[oa]me (?:an? (?:[\w.]+ )?(?:state|country|nation)|independent)\b",
         "date",
         "P569",
     ),
@@ -205,8 +236,8 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
     _words(
         "P463",
         r"\borgani[sz]ations\b|\bmembers? of\b|\bmember(?:ship)?\b|\balliances\b"
-        r"|\bbelongs? to (?:the )?[\w ]{0,30}?\b(?:league|union|organi[sz]ation|alliance|bloc|community"
-        r"|association|council|commonwealth)\b",
+        r"|\b(?:belongs? to|part of) (?:the )?[\w ]{0,30}?\b(?:league|union|organi[sz]ation|alliance|bloc"
+        r"|community|association|council|commonwealth)\b",
         "entity",
     ),
     _words(
@@ -244,14 +275,14 @@ MAX_CUES = re.compile(
     r"\b(?:more|most|larger|largest|bigger|biggest|higher|highest|greater|greatest|taller|tallest|better|vaster|"
     r"heavier|longer|longest|populous|populated|higher up|wider|richer|richest|wealthier|wealthiest|"
     r"faster|fastest|quicker|quickest|steeper|steepest|more quickly|more rapidly|"
-    r"tops? the (?:list|table|ranking)|comes? (?:out )?on top|"
+    r"tops? the (?:list|table|ranking)|comes? (?:out )?on top|best|"
     r"(?:does|do|did|scores?|ranks?|fares?|has|have|had) (?:the )?best)\b",
     re.I,
 )
 MIN_CUES = re.compile(
     r"\b(?:fewer|fewest|smaller|smallest|lower|lowest|less|least|shorter|shortest|"
     r"(?:clos|near)(?:er|est) to sea level|lies lower|"
-    r"(?:does|do|did|scores?|ranks?|fares?|has|have|had) (?:the )?worst|"
+    r"(?:does|do|did|scores?|ranks?|fares?|has|have|had) (?:the )?worst|worst|"
     r"poorer|poorest|weaker|weakest|worse|slower|slowest|more slowly|"
     r"lags?(?: furthest| farthest| most)? behind)\b",
     re.I,
@@ -315,6 +346,22 @@ THRESHOLD = re.compile(
 SEA_LEVEL = re.compile(r"\b(below|under|above|over) sea level\b", re.I)
 """A yes/no question about lying below (or above) sea level: an elevation against 0."""
 SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+AT_LEAST = frozenset({"at least", "reach", "reaches", "reached"})
+"""Comparators that hold at the threshold itself (">=")."""
+OR_MORE = re.compile(
+    r"(?P<num>\d[\d,]*(?:\.\d+)?|" + _SPOKEN_AMOUNT + r")\s*(?P<scale>million|thousand|billion|trillion)?"
+    r"\s*(?:percent|per cent|%|"
+    r"(?P<unit>square kilomet(?:re|er)s?|km2|km²|kilomet(?:re|er)s?|km|met(?:re|er)s?|m))?"
+    r"\s+or (?P<dir>more|higher|above|greater|over|less|lower|fewer|below|under)\b",
+    re.I,
+)
+"""A threshold said after its number ("twenty percent or more"): it holds at the number itself."""
+ORGANISATION_WORDS = re.compile(
+    r"\b(?:League|Union|Commonwealth|Organi[sz]ation|Alliance|Council|Community|Association|Bloc|Nations|"
+    r"Treaty|Bank|Fund|Forum|Cooperation|Group)\b"
+)
+"""Words of an organisation's name: a country that belongs to one is its member (P463), not its part."""
+
 ABOVE = frozenset({"more than", "over", "above", "greater than", "larger than", "bigger than", "higher than",
                    "longer than", "taller than", "at least", "after", "later than", "top", "tops", "exceed",
                    "exceeds", "reach", "reaches", "reached"})  # fmt: skip
@@ -322,7 +369,9 @@ ABOVE = frozenset({"more than", "over", "above", "greater than", "larger than", 
 CHAIN_HOPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p, re.I), hop)
     for p, hop in (
-        (r"\b(?:with|has|having) (?P<e>.+?) as (?:its|their) capital\b", "^capital"),
+        (r"\b(?:with|has|having) (?P<e>.+?) (?:as|for) (?:its|their) capital\b", "^capital"),
+        (r"^(?P<e>(?-i:[A-Z][\w\-]*(?: [A-Z][\w\-]*)*)) is (?:a|the) (?:national )?capital(?: city)?\.",
+         "^capital"),
         # "The city Saarland is governed from": the capital, forwards
         (r"\bthe (?:city|town|place|seat) (?:that |which )?(?P<e>(?-i:[A-Z][\w\-]*(?: [A-Z][\w\-]*)*)) is "
          r"(?:governed|run|administered|ruled) from\b", "capital"),

@@ -84,9 +84,11 @@ ADJECTIVES_OF = {stem(noun): frozenset(stem(a) for a in adjectives.split()) for 
     ("width", "wide"), ("breadth", "broad wide"), ("depth", "deep"), ("length", "long"),
     ("height", "high tall top"), ("weight", "heavy"), ("mass", "heavy"), ("speed", "fast"),
     ("phone", "ring call dial telephone"), ("telephone", "ring call dial phone"),
+    ("encoded", "coding codes made comes"),  # "the gene coding for the protein", "a protein made from a gene"
 )}  # fmt: skip
 """A dimension's noun → the adjective a question says it with ("more than 12 metres *wide*": *width*,
-an alias of a ship's beam); a telephone's noun → the verbs it is used with ("numbers you can *ring*").
+an alias of a ship's beam); a telephone's noun → the verbs it is used with ("numbers you can *ring*");
+"encoded by" → the verbs a protein's gene is said with.
 English, not data: which property is meant still comes from what the subject holds."""
 
 

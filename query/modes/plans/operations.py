@@ -156,7 +156,12 @@ def threshold(reads: PlanReads, subject: Subject, properties: list[str], plan: Q
             continue
         value, statement = measured[subject.entity_id]
         limit = v.threshold_measure(c.threshold or 0.0, c.threshold_unit, value)
-        holds = value.number > limit.number if c.comparator in (">", ">=") else value.number < limit.number
+        holds = {
+            ">": value.number > limit.number,
+            ">=": value.number >= limit.number,
+            "<": value.number < limit.number,
+            "<=": value.number <= limit.number,
+        }[c.comparator or ">"]
         asked = f"{c.comparator} {c.threshold:g} {c.threshold_unit or ''}".strip()
         note = f"{subject.label} {prop} = {_with_unit(statement)} against {asked}"
         return Outcome("yes" if holds else "no", note, [statement])
