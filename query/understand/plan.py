@@ -256,6 +256,10 @@ _HOP_OWN = {
 _PLACE_ADJECTIVE = re.compile(r"(?-i:[A-Z][a-z]+(?:an|ese|ish|i|ch))")
 """How a country's adjective is written ("Israeli", "Thai", "German", "Chinese"): only a guess of the form."""
 
+_HOP_NOUNS = frozenset(
+    {stem(n) for n in words.CLASS_SYNONYMS} | {stem(n) for n in ("capital", "country", "nation")}
+)
+
 _CUE_PROPERTIES = frozenset({"P2044", "P2046"})
 
 _ATTRIBUTIVE_YEAR = re.compile(
@@ -620,7 +624,8 @@ def _unexplained(
     if reading is not None:
         explained |= {stem(w) for w in content_words(reading.phrase)}
         if properties is not None:  # "retire … at what age": *age* is a word of "retirement age"
-            explained |= {w for _, _, said in properties.names(reading.property) for w in said}
+            said = {w for _, _, name in properties.names(reading.property) for w in name}
+            explained |= said - _HOP_NOUNS  # but "country" or "capital" may still be a hop of its own
     if hop is not None:  # the hop's own words ("the country Corral lies in") are read by it
         explained |= {"capital", "country", "nation", "city", "home"}
         explained |= {stem(w) for w in content_words(question[hop.start : hop.end])} - {

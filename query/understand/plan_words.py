@@ -265,7 +265,7 @@ WORSE_WHEN_HIGHER = frozenset({"P1198", "P1279", "P2573"})
 "the worst unemployment" is the highest."""
 BETTER_WORSE = re.compile(r"\b(?:best|better|worst|worse)\b", re.I)
 
-DATE_PROPERTIES = frozenset({"P571", "P569", "P570", "P576", "P1619", "P577"})
+DATE_PROPERTIES = frozenset({"P571", "P569", "P570", "P576", "P1619", "P577", "P1249"})
 PLACE_PROPERTIES = frozenset(
     {"P17", "P131", "P30", "P36", "P47", "P150", "P1376", "P276", "P19", "P20", "P27"}
 )
