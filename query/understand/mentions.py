@@ -24,6 +24,7 @@ from query.lexicon import (
     NON_PLACE_WORDS,
     PLACE_DESCRIPTION_WORDS,
     WH_WORDS,
+    word_set,
 )
 from query.understand.plan_words import PROPERTY_WORDS
 from query.understand.tokens import Token, ends_abbreviation
@@ -299,10 +300,16 @@ def _merge_unknown(span: Span, chosen: list[Span], tokens: list[Token]) -> list[
 
 
 OPENING_WORDS = frozenset(
-    {"name", "tell", "give", "list", "show", "find", "state", "say", "of", "among", "in", "across", "within"}
+    word_set("name tell give list show find state say count of among in across within")
+    | {
+        f"{aux}n{q}t"
+        for aux in ("is", "are", "was", "were", "does", "do", "did", "has", "have")
+        for q in "'\u2019"
+    }
+    | {"can't", "can\u2019t"}
 )
-"""Verbs and prepositions a question may open with, capitalized only because they open it ("Name New
-Mexico's …", "Among Russia's oblasts …")."""
+"""Verbs, prepositions and negated auxiliaries a question may open with, capitalized only because they
+open it ("Name New Mexico's …", "Among Russia's oblasts …", "Isn't Lausanne …")."""
 
 
 def says_property(word: str) -> bool:

@@ -138,6 +138,8 @@ class RulePlanner:
             # and the capitalized words it continues leftwards ("People's" of "People's Republic of China")
             rest = re.sub(rf"(?:(?-i:[A-Z][\w\-]*)(?:'s|\u2019s)? )*{re.escape(name)}", " ", rest)
         op = _operation(question, names, rest)
+        if op == "superlative" and hop is not None:
+            op = "lookup"  # "the country Paul Richter was a citizen of … comes first": a chain, not a ranking
         if op in ("lookup", "yes_no") and not names.linked and not names.unlinked:
             # "Thai consumer prices", "Israeli children": a country's adjective is the subject asked about;
             # the mode reads it by the demonym statements
@@ -185,6 +187,15 @@ class RulePlanner:
         if op == "yes_no" and plan.constraints.threshold is None and plan.constraints.comparator is None:
             plan.constraints.value = _membership_value(question, understanding, plan.mentions)
             value = plan.constraints.value or ""
+            if value.lower() in words.CONTINENTS and (reading is None or reading.property in ("P17", "P131")):
+                # "Is Israel part of Asia?": a continent is what P30 says, not a country or a region
+                if reading is not None:
+                    plan.relations = [r for r in plan.relations if r != reading.phrase.lower()]
+                    plan.resolved.pop(f"relation:{reading.phrase.lower()}", None)
+                reading = PropertyReading("P30", value, "a continent's name", "entity")
+                plan.relations.append(value.lower())
+                plan.resolved[f"relation:{value.lower()}"] = "P30"
+                notes.append(f"{value!r} is a continent: membership read as P30")
             if reading is not None and reading.property == "P17" and words.ORGANISATION_WORDS.search(value):
                 # "Does Sierra Leone belong to the Commonwealth of Nations?": a membership, not a country
                 key = f"relation:{reading.phrase.lower()}"
@@ -248,6 +259,7 @@ _HOP_OWN = {
     "^capital": {"P36"},
     "country": {"P17", "P27"},
     "birthplace": {"P19", "P569"},
+    "deathplace": {"P20", "P570"},
     "region": {"P131"},
     "seat": {"P159"},
 }
@@ -504,7 +516,8 @@ def _class_list(question: str, noun: str | None) -> str | None:
         singular = [
             re.sub(r"ies$", "y", w) if w.endswith("ies") else re.sub(r"(?<=[^s])s$", "", w) for w in listed
         ]
-        if noun in singular and all(w.endswith("s") for w in listed):  # plural class nouns, every one
+        plural = all(w.endswith("s") for w in listed)
+        if noun in singular and (plural or singular == listed):  # class nouns, all plural or all singular
             return ", ".join(dict.fromkeys(singular))
     return noun
 
@@ -513,18 +526,12 @@ def _constraints(plan: QuestionPlan, question: str, reading: PropertyReading | N
     c = plan.constraints
     dated = reading is not None and reading.property in words.DATE_PROPERTIES
     if plan.operation in ("compare", "superlative", "yes_no"):
-        if dated and words.EARLY_CUES.search(question):
-            c.pick = "min"
-        elif dated and words.LATE_CUES.search(question):
-            c.pick = "max"
-        elif words.MIN_CUES.search(question):
-            c.pick = "min"
-        elif words.MAX_CUES.search(question):
-            c.pick = "max"
-        elif re.search(r"\b(?:later|latest|older|oldest)\b", question, re.I):
-            c.pick = "max"  # "a legal adult later": an age, a quantity, the larger
-        elif re.search(r"\b(?:earlier|earliest|sooner|soonest|younger|youngest)\b", question, re.I):
-            c.pick = "min"
+        c.pick = None
+        if reading is not None and reading.phrase.strip():
+            # "the most recent first mention": "first" is a word of the property, "most recent" the cue
+            _pick(c, question.replace(reading.phrase, " "), dated)
+        if c.pick is None:
+            _pick(c, question, dated)
         if (
             c.pick is not None
             and reading is not None
@@ -573,6 +580,22 @@ def _constraints(plan: QuestionPlan, question: str, reading: PropertyReading | N
     ):
         # "Is A older than B?"; "Was A founded after B?": the dates of two named entities compared
         c.comparator = ">" if c.pick == "max" else "<"
+
+
+def _pick(c: PlanConstraints, question: str, dated: bool) -> None:
+    """Which end a comparison or superlative wants, from its cue words."""
+    if dated and words.EARLY_CUES.search(question):
+        c.pick = "min"
+    elif dated and words.LATE_CUES.search(question):
+        c.pick = "max"
+    elif words.MIN_CUES.search(question):
+        c.pick = "min"
+    elif words.MAX_CUES.search(question):
+        c.pick = "max"
+    elif re.search(r"\b(?:later|latest|older|oldest)\b", question, re.I):
+        c.pick = "max"  # "a legal adult later": an age, a quantity, the larger
+    elif re.search(r"\b(?:earlier|earliest|sooner|soonest|younger|youngest)\b", question, re.I):
+        c.pick = "min"
 
 
 def _threshold_number(said: str) -> float:

@@ -78,7 +78,8 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
     _words("P1198", r"\bunemploy\w*|\bjobless\w*|\bout of work\b|\bwithout (?:a )?jobs?\b", "number"),
     _words(
         "P3000",
-        r"\bmarriageable\b|\b(?:age|old)\b[\w ]{0,30}?\b(?:marry|married|marriage|wed)\b"
+        r"\bmarriageable\b"
+        r"|\b(?:age|old|older|oldest|young\w*)\b[\w ]{0,30}?\b(?:marry|married|marriage|wed)\b"
         r"|\b(?:marry|marriage|wed)\b[\w ]{0,20}?\bage\b",
         "number",
     ),
@@ -135,6 +136,31 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
     ),
     _words("P356", r"\bdoi\b|\bdigital object identifier\b", "text"),
     _words("P304", r"\b(?:which|what) pages\b|\bpage range\b|\bpage numbers\b", "text"),
+    # a country's codes, courts, peoples and customs: words no property label says
+    _words(
+        "P2998",
+        r"\brun for (?:office|parliament|election)\b|\bstand for (?:office|election|parliament)\b"
+        r"|\bcandidacy\b|\bbe elected\b",
+        "number",
+    ),
+    _words("P2258", r"\bmobile (?:country )?code\b|\bmcc\b", "text"),
+    _words("P3067", r"\bgs1\b|\bbarcodes?\b", "text"),
+    _words(
+        "P3238",
+        r"(?:\b(?:phon\w*|call\w*|dial\w*)\b[\w ,]{0,60}?)?\btrunk (?:prefix|code)\b(?: comes? first\b)?"
+        r"|\b(?:domestic|national) (?:dialling|dialing) prefix\b",
+        "text",
+    ),
+    _words("P2900", r"\bfax\b", "text"),
+    _words("P395", r"\b(?:licen[cs]e |number |registration |car )?plates?(?: code)?\b", "text"),
+    _words(
+        "P209", r"\bsupreme (?:court|judicial)\w*|\bhighest (?:court|judicial)\w*|\btop courts?\b", "entity"
+    ),
+    _words("P172", r"\bethnic\w*|\bethnicit\w*", "entity"),
+    _words("P5658", r"\btrains?\b[\w\- ]{0,30}?\b(?:left|right)\b|\brail(?:way)? traffic\b", "entity"),
+    _words("P1451", r"\bmotto\b|\bslogan\b", "text", "P1546"),
+    _words("P2563", r"\bsuper ?powers?\b", "entity"),
+    _words("P170", r"\bcreators?\b|\bcreated by\b", "entity"),
     _words("P5167", r"\b(?:motor )?vehicles\b|\bcars per\b|\bmotori[sz]ation\b", "number"),
     _words("P1174", r"\bvisitors?\b|\bfootfall\b|\bvisits\b", "number"),
     _words("P1104", r"\bpages\b|\bpage count\b", "number"),
@@ -171,6 +197,8 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
     _words("P2131", r"\bgdp\b|gross domestic|\beconomy\b", "number"),
     _words("P3529", r"\bmedian\b(?: \w+)?(?: incomes?| earnings| wages?| salary)?|\bearns?\b", "number"),
     _words("P2124", r"\bhow many members\b|\bmember(?:ship)? count\b|\bnumber of members\b", "number"),
+    _words("P433", r"\b(?:which|what) issue\b|\bissue (?:number|no\.?)\b", "text"),
+    _words("P478", r"\b(?:which|what) volume\b|\bvolume (?:number|no\.?)\b", "text"),
     _words(
         "P577", r"\bpublished\b|\bappeared\b|\bpublication\b|\bcame out\b|\bcome out\b|\breleased\b", "date"
     ),
@@ -251,7 +279,7 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
 """Everyday phrases, narrowest first; a count noun ("how many countries border") is not a property
 phrase for P17 because count questions are read by ``COUNT_PROPERTIES`` first."""
 
-PEOPLE_PLURAL = re.compile(r"(?:[A-Z][\w\-]* )*[A-Z][\w\-]*(?:ians|eans|ans|ese|is)")
+PEOPLE_PLURAL = re.compile(r"(?:[A-Z][\w\-]* )*[A-Z][\w\-]*(?:ians|eans|ans|ese|is|iks|eks|aks|hs)")
 """How a people's name is written in the plural ("Malians", "Sierra Leoneans", "Chinese", "Israelis",
 "Thais"): only a guess of the form; the country comes from a demonym statement (P1549) or nowhere."""
 
@@ -306,22 +334,27 @@ SUPERLATIVE_CUES = re.compile(
 )
 
 COUNT_START = re.compile(
-    r"\bhow many\b|\bcount the\b|(?<!average )\bnumber of (?!people|inhabitants|residents|births|children)",
+    r"\bhow many\b|\bcount the\b|^\s*count\b|"
+    r"(?<!average )(?<!fax )(?<!phone )(?<!telephone )(?<!serial )(?<!issue )(?<!page )(?<!volume )"
+    r"\bnumber of (?!people|inhabitants|residents|births|children)",
     re.I,
 )
 """A count, unless what follows "how many" is the population's noun ("how many people")."""
-COUNTED = re.compile(r"\b(?:how many|(?<!average )number of) ([\w\-]+(?: [\w\-]+)?)", re.I)
+COUNTED = re.compile(
+    r"\b(?:how many|(?<!average )(?<!fax )(?<!phone )number of|^\s*count) ([\w\-']+(?: [\w\-]+)?)", re.I
+)
 """What a count question counts: the words after "how many" or "the number of" ("municipalities that")."""
 NOT_COUNTED = re.compile(
     r"\bhow many (?:people|inhabitants|residents|folks|persons|human beings|children|square|metres|meters|km"
-    r"|feet|lived|live|living|dwell\w*|resided|reside)\b",
+    r"|feet|lived|live|living|dwell\w*|resided|reside)\b"
+    r"(?! (?:are|were|have been|is|was) (?:credited|listed|named|known|shown|involved|behind)\b)",
     re.I,
 )
 
 YES_NO_START = re.compile(
     r"^\s*(?:(?:in|by|as of|around|back in|at the end of|going by|according to|judging by|based on)"
     r"\s+[^,?]{1,40},\s*)?"
-    r"(?:is|are|was|were|does|do|did|has|have|had|can)\b",
+    r"(?:is|are|was|were|does|do|did|has|have|had|can)(?:n[\u2019']t)?\b",
     re.I,
 )
 """A yes/no question opens with an auxiliary, maybe after a short time clause ("In 1970, did …")."""
@@ -428,6 +461,12 @@ CHAIN_HOPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
          r"(?P<e>(?-i:[A-Z][\w\-.]*(?: [A-Z][\w\-.]*)*)) was born in\b", "birthplace"),
         (r"\bthe (?:birthplace|place of birth|home ?town) of (?P<e>(?-i:[A-Z][\w\-.]*(?: [A-Z][\w\-.]*)*))",
          "birthplace"),
+        (r"\bthe (?:city|town|village|place|municipality) (?:where |in which )?"
+         r"(?P<e>(?-i:[A-Z][\w\-.]*(?: [A-Z][\w\-.]*)*)) died\b", "deathplace"),
+        (r"\bthe (?:place of death|deathplace) of (?P<e>(?-i:[A-Z][\w\-.]*(?: [A-Z][\w\-.]*)*))",
+         "deathplace"),
+        (r"(?P<e>(?-i:[A-Z][\w\-.]*(?: [A-Z][\w\-.]*)*)) died in an? (?:town|city|village|place)\b",
+         "deathplace"),
         (r"(?-i:(?P<e>[A-Z][\w\-]*(?: [A-Z][\w\-]*)*))(?:'s|\u2019s) (?:birthplace|home ?town)\b",
          "birthplace"),
     )
@@ -440,6 +479,7 @@ HOP_PROPERTIES = {
     # P495: the country a work was made in; P921: the country a paper is about
     "country": ("P17", "P27", "P131", "P495", "P921"),
     "birthplace": ("P19",),
+    "deathplace": ("P20",),
     "region": ("P131",),
     "seat": ("P159", "P131"),
 }

@@ -181,7 +181,9 @@ def membership(reads: PlanReads, subject: Subject, value: Subject, properties: l
     linking = [s for s in held if (s.subject, s.value_item) in pairs]
     if linking:
         return Outcome(
-            "yes", f"{linking[0].subject_label} {linking[0].property} {linking[0].value_item_label}", linking
+            "yes",
+            f"{linking[0].subject_label} {linking[0].property} {linking[0].value_item_label or value.label}",
+            linking,
         )
     own = [s for s in held if s.subject == subject.entity_id] or [
         s for s in held if s.subject == value.entity_id
