@@ -786,6 +786,71 @@ def test_first_mentioned_in_writing(engine, dump):
     assert str(int(when[1:5])) in (result.answer or "")
 
 
+# -- fold11's trace (issue 35): a negated opening, a continent, a deathplace hop, a motto's text, an
+# imperative count, a singular class list, a cue outside the property's own words --------------------
+
+
+def test_a_negated_question_is_answered_plainly(engine, dump):
+    height = amount(current(dump["Q807"], "P2044"), METRE)
+    result = engine.ask("Isn't Lausanne higher than 400 metres?")
+    assert result.mode == "kg-plan" and result.plan.mentions == ["Lausanne"], result.route
+    assert result.answer == ("yes" if height > 400 else "no")
+
+
+def test_a_continent_asked_as_a_membership(engine, dump):
+    assert "Q18" in {item(c) for c in best(dump["Q298"], "P30")}  # South America
+    result = engine.ask("Is Chile part of South America?")
+    assert result.mode == "kg-plan" and "P30" in result.plan.resolved.values(), result.route
+    assert result.answer == "yes"
+
+
+def test_the_place_someone_died_leaving_the_dumps_is_refused(engine, dump):
+    place = item(best(dump["Q9235"], "P20")[0])
+    assert place not in dump
+    result = engine.ask("What is the area of the city in which Hegel died?")
+    assert result.unknown and result.plan.relations[0] == "deathplace", result.route
+
+
+def test_a_motto_is_its_text(engine, dump):
+    english = [c["mainsnak"]["datavalue"]["value"]["text"] for c in best(dump["Q31"], "P1451")]
+    result = engine.ask("What is Belgium's national motto?")
+    assert result.mode == "kg-plan" and result.answer in english, result.route
+
+
+def test_count_opening_an_imperative(engine, dump):
+    result = engine.ask("Count Brazil's ethnic groups.")
+    assert result.plan is not None and result.plan.operation == "count", result.route
+    assert result.answer == str(len(ongoing_items(dump["Q155"], "P172")))
+
+
+def test_a_fax_number_is_no_count(engine, dump):
+    fax = best(dump["Q511"], "P2900")[0]["mainsnak"]["datavalue"]["value"]
+    result = engine.ask("Which fax number does the Museum of Fine Arts of Lyon use?")
+    assert result.answer == fax, result.route
+
+
+def test_a_superlative_over_a_singular_list_of_classes(engine, dump):
+    found = members_in(dump, {"Q831740", "Q835714"}, "Q159")  # krais and oblasts of Russia
+    people = {eid: amount(current(dump[eid], "P1082")) for eid in found if best(dump[eid], "P1082")}
+    result = engine.ask("Which Russian krai or oblast has the fewest people?")
+    assert result.mode == "kg-plan" and result.plan.set.class_phrase == "krai, oblast", result.route
+    assert result.answer == label(dump, min(people, key=people.__getitem__))
+
+
+def test_a_cue_outside_the_property_s_own_words(engine, dump):
+    """ "the most recent first written record": "first" is a word of the property, "most recent" the cue."""
+    cities = members_in(dump, {"Q515", "Q1549591", "Q1637706", "Q200250"}, "Q183")
+    year = {
+        e: int(best(dump[e], "P1249")[0]["mainsnak"]["datavalue"]["value"]["time"][1:5])
+        for e in cities
+        if best(dump[e], "P1249")
+    }
+    assert len(year) >= 2 and sorted(year.values())[-1] != sorted(year.values())[-2]
+    result = engine.ask("Among Germany's cities, whose first written record is the most recent?")
+    assert result.plan is not None and result.plan.constraints.pick == "max", result.route
+    assert result.answer == label(dump, max(year, key=year.__getitem__))
+
+
 def test_the_llm_planner_is_asked_only_for_questions_that_name_the_graph(sample_index, small_llm):
     """With the planner on, a question the rules are unsure of goes to the model only when its plan names
     a Wikidata entity (or a class in a place); a question about a table or a passage names neither, and
