@@ -528,8 +528,12 @@ def _constraints(plan: QuestionPlan, question: str, reading: PropertyReading | N
     if plan.operation in ("compare", "superlative", "yes_no"):
         c.pick = None
         if reading is not None and reading.phrase.strip():
-            # "the most recent first mention": "first" is a word of the property, "most recent" the cue
-            _pick(c, question.replace(reading.phrase, " "), dated)
+            # "the most recent first mention": "first" is a word of the property, "most recent" the cue;
+            # a phrase with no cue of its own ("been around") is left in ("been around longer" is one)
+            _pick(c, reading.phrase, dated)
+            if c.pick is not None:
+                c.pick = None
+                _pick(c, question.replace(reading.phrase, " "), dated)
         if c.pick is None:
             _pick(c, question, dated)
         if (
