@@ -9,6 +9,7 @@ import random
 import re
 import sys
 from collections import Counter
+from decimal import Decimal
 from pathlib import Path
 from types import ModuleType
 
@@ -68,7 +69,7 @@ def test_size_kinds_and_folds(records: dict[str, dict]) -> None:
     for kind in KINDS:
         folds = Counter(r["fold"] for r in records.values() if r["kind"] == kind)
         named = {"tune", "report", "holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9"}
-        named |= {"fold10", "fold11"}
+        named |= {"fold10", "fold11", "fold12"}
         assert set(folds) == named, (kind, folds)
         assert abs(folds["tune"] - folds["report"]) <= 1, (kind, folds)
         assert folds["holdout"] >= 10, (kind, folds)
@@ -81,6 +82,7 @@ def test_size_kinds_and_folds(records: dict[str, dict]) -> None:
         assert folds["fold9"] == 13, (kind, folds)
         assert folds["fold10"] == 13, (kind, folds)
         assert folds["fold11"] == 13, (kind, folds)
+        assert folds["fold12"] == 13, (kind, folds)
     assert sum(r["fold"] == "holdout" for r in records.values()) >= 80
     assert sum(r["fold"] == "fold3" for r in records.values()) >= 104
     assert sum(r["fold"] == "fold4" for r in records.values()) == 104
@@ -91,16 +93,18 @@ def test_size_kinds_and_folds(records: dict[str, dict]) -> None:
     assert sum(r["fold"] == "fold9" for r in records.values()) == 104
     assert sum(r["fold"] == "fold10" for r in records.values()) == 104
     assert sum(r["fold"] == "fold11" for r in records.values()) == 104
+    assert sum(r["fold"] == "fold12" for r in records.values()) == 104
     assert len({r["question"].casefold() for r in records.values()}) == len(records)
 
 
 def test_the_holdout_fold_is_named_in_its_source_lines(gold: ModuleType, records: dict[str, dict]) -> None:
-    """The holdout, fold3, fold4, fold5, fold6, fold7, fold8, fold9, fold10 and fold11 questions were written
-    after the split: each source line says its fold, the shuffle leaves them out, so the 207 older questions
-    keep the folds they had. Ids run past three digits from fold9 on (nq-938 to nq-1041, fold10 nq-1042 to
-    nq-1145, fold11 nq-1146 to nq-1249)."""
+    """The holdout, fold3, fold4, fold5, fold6, fold7, fold8, fold9, fold10, fold11 and fold12 questions were
+    written after the split: each source line says its fold, the shuffle leaves them out, so the 207 older
+    questions keep the folds they had. Ids run past three digits from fold9 on (nq-938 to nq-1041, fold10
+    nq-1042 to nq-1145, fold11 nq-1146 to nq-1249, fold12 nq-1250 to nq-1353)."""
     source = [json.loads(line) for line in gold.SOURCE.read_text(encoding="utf-8").splitlines()]
     later = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9", "fold10", "fold11")
+    later += ("fold12",)
     for fold in later:
         named = {r["id"] for r in source if r.get("fold") == fold}
         assert named == {i for i, r in records.items() if r["fold"] == fold}
@@ -116,6 +120,7 @@ def test_the_holdout_fold_is_named_in_its_source_lines(gold: ModuleType, records
         "fold9": 938,
         "fold10": 1042,
         "fold11": 1146,
+        "fold12": 1250,
     }
     for fold, first in firsts.items():  # each later fold is 104 ids in a row, after the one before
         ids = sorted(int(r["id"][3:]) for r in source if r.get("fold") == fold)
@@ -137,6 +142,7 @@ def test_answers_are_names_numbers_or_refusals_never_bare_ids(records: dict[str,
 
 def test_the_split_is_seeded_and_stratified(gold: ModuleType, records: dict[str, dict]) -> None:
     named = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9", "fold10", "fold11")
+    named += ("fold12",)
 
     def unsplit() -> list[dict]:  # a fold the source line names (holdout, fold3, ...) is kept, not shuffled
         shuffled = [{"id": r["id"], "kind": r["kind"], **({"fold": r["fold"]} if r["fold"] in named else {})}
@@ -698,6 +704,59 @@ def test_fold11_a_twin_town_reached_backwards_and_a_year_that_reverses_the_order
     assert records["nq-1232"]["answers"] == ["yes"] and records["nq-1233"]["answers"] == ["no"]
 
 
+def test_fold12_properties_no_older_fold_asks(records: dict[str, dict]) -> None:
+    """Hegel's cause of death (P509) is cholera (Q12090) and his native language (P103) German (Q188), though
+    Latin (Q397) is among the languages he wrote in (P1412). Quine's doctoral advisor (P184) is Alfred North
+    Whitehead (Q183372). Brazil's Dewey Decimal Classification (P1036) is the string 2--81, Düsseldorf's
+    hashtag (P2572) Duesseldorf."""
+    everything = {**raw_entities(WIKIDATA_API), **raw_entities(WIKIDATA_ITEMS)}
+
+    def values(qid: str, prop: str) -> list:
+        return [c["mainsnak"]["datavalue"]["value"] for c in everything[qid]["claims"].get(prop, [])]
+
+    assert [v["id"] for v in values("Q9235", "P509")] == ["Q12090"]
+    assert records["nq-1328"]["answers"] == ["yes"]
+    assert [v["id"] for v in values("Q9235", "P103")] == ["Q188"]
+    assert "Q397" in [v["id"] for v in values("Q9235", "P1412")] and records["nq-1338"]["answers"] == ["no"]
+    assert [v["id"] for v in values("Q214969", "P184")] == ["Q183372"]
+    assert records["nq-1330"]["answers"] == ["yes"]
+    assert values("Q155", "P1036") == ["2--81"] and records["nq-1250"]["answers"] == ["2--81"]
+    assert values("Q1718", "P2572") == ["Duesseldorf"] and records["nq-1255"]["answers"] == ["Duesseldorf"]
+
+
+def test_fold12_a_work_cited_backwards_and_thresholds_in_other_units(records: dict[str, dict]) -> None:
+    """One paper of the dumps cites "Why do people cooperate with medical research?" (Q28816173): the study
+    of informed consent documents (Q28816164), in volume 34. Cerro Tuxuma's 3,968 m clear 13,000 feet
+    (3,962.4 m); Nizhny Novgorod's 200 m fall short of 700 feet (213.36 m); Massachusetts' 27,336 km² exceed
+    10,000 square miles. Belgium holds 35 memberships (P463), one of them ended: 34 today, reached from the
+    cyclist Jelle Cant's citizenship."""
+    api, items = raw_entities(WIKIDATA_API), raw_entities(WIKIDATA_ITEMS)
+    everything = {**api, **items}
+
+    def cites(entity: dict) -> list[str]:
+        return [c["mainsnak"]["datavalue"]["value"]["id"] for c in entity.get("claims", {}).get("P2860", [])]
+
+    assert [q for q, e in everything.items() if "Q28816173" in cites(e)] == ["Q28816164"]
+    (volume,) = api["Q28816164"]["claims"]["P478"]
+    assert volume["mainsnak"]["datavalue"]["value"] == "34"
+    assert records["nq-1276"]["answers"] == ["34"] and records["nq-1276"]["evidence"]["via"] == ["Q28816164"]
+
+    def amount(entity: dict, prop: str) -> Decimal:
+        (claim,) = entity["claims"][prop]
+        return Decimal(claim["mainsnak"]["datavalue"]["value"]["amount"])
+
+    foot, square_mile = Decimal("0.3048"), Decimal("2.589988110336")
+    assert amount(api["Q22472992"], "P2044") > 13000 * foot and records["nq-1332"]["answers"] == ["yes"]
+    assert amount(items["Q891"], "P2044") < 700 * foot and records["nq-1337"]["answers"] == ["no"]
+    assert amount(items["Q771"], "P2046") > 10000 * square_mile and records["nq-1333"]["answers"] == ["yes"]
+    memberships = items["Q31"]["claims"]["P463"]
+    with_end = [c for c in memberships if "P582" in c.get("qualifiers", {})]
+    ended = [c["mainsnak"]["datavalue"]["value"]["id"] for c in with_end]
+    assert len(memberships) == 35 and ended == ["Q161549"]
+    assert records["nq-1278"]["answers"] == ["34"] and records["nq-1278"]["evidence"]["via"] == ["Q31"]
+    assert records["nq-1278"]["evidence"]["left_out_ended"] == ["Q161549"]
+
+
 def test_inverse_chain(records: dict[str, dict]) -> None:
     capitals = [c["mainsnak"]["datavalue"]["value"]["id"] for c in claims("Q1201", "P36")]
     assert capitals == ["Q1724"]  # Saarland's capital is Saarbrücken
@@ -778,6 +837,7 @@ def test_the_evaluator_asks_the_holdout_fold_only_by_name(records: dict[str, dic
     evaluate = load_script(FOLDER / "evaluate.py")
     everything = list(records.values())
     later = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9", "fold10", "fold11")
+    later += ("fold12",)
     for fold in later:
         args = evaluate.arguments().parse_args(["run", "--index", "x", "--fold", fold])
         assert args.fold == fold
@@ -795,8 +855,8 @@ def test_the_evaluator_asks_the_holdout_fold_only_by_name(records: dict[str, dic
                                       for r in rows]}, 1.0, [])  # fmt: skip
     header = (
         "| kind | tune | report | holdout | fold3 | fold4 | fold5 | fold6 | fold7 | fold8 | fold9 | fold10 "
-        "| fold11 | all |"
+        "| fold11 | fold12 | all |"
     )
     assert header in section
-    cells = "| - | 100.0 (1/1) | 50.0 (1/2) | - | - | - | - | - | - | - | - | - | 66.7 (2/3) |"
+    cells = "| - | 100.0 (1/1) | 50.0 (1/2) | - | - | - | - | - | - | - | - | - | - | 66.7 (2/3) |"
     assert f"| count {cells}" in section
