@@ -19,9 +19,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from query.lexicon import SPOKEN_NUMBER_WORDS, spoken_amount, spoken_number, word_set
+from query.lexicon import SPOKEN_NUMBER_WORDS, word_set
 from query.understand import plan_words as words
 from query.understand.mentions import OPENING_WORDS, says_property
+from query.understand.plan_constraints import constrain
 from query.understand.properties import PropertyLabels, stem
 from query.understand.tokens import content_words
 from query.understand.understanding import Understanding
@@ -178,30 +179,11 @@ class RulePlanner:
                 m for m in plan.mentions if m != hop.entity and m not in hop.entity
             ]
         if reading is not None and not (hop is not None and reading.property in _HOP_OWN[hop.relation]):
-            plan.relations.append(reading.phrase.lower())
-            plan.resolved[f"relation:{reading.phrase.lower()}"] = ",".join(
-                (reading.property, *reading.fallbacks)
-            )
-            notes.append(f"{reading.phrase!r} → {reading.property} ({reading.via})")
-        _constraints(plan, question, reading)
+            _relate(plan, reading, notes)
+        constrain(plan, question, reading)
         if op == "yes_no" and plan.constraints.threshold is None and plan.constraints.comparator is None:
             plan.constraints.value = _membership_value(question, understanding, plan.mentions)
-            value = plan.constraints.value or ""
-            if value.lower() in words.CONTINENTS and (reading is None or reading.property in ("P17", "P131")):
-                # "Is Israel part of Asia?": a continent is what P30 says, not a country or a region
-                if reading is not None:
-                    plan.relations = [r for r in plan.relations if r != reading.phrase.lower()]
-                    plan.resolved.pop(f"relation:{reading.phrase.lower()}", None)
-                reading = PropertyReading("P30", value, "a continent's name", "entity")
-                plan.relations.append(value.lower())
-                plan.resolved[f"relation:{value.lower()}"] = "P30"
-                notes.append(f"{value!r} is a continent: membership read as P30")
-            if reading is not None and reading.property == "P17" and words.ORGANISATION_WORDS.search(value):
-                # "Does Sierra Leone belong to the Commonwealth of Nations?": a membership, not a country
-                key = f"relation:{reading.phrase.lower()}"
-                plan.resolved[key] = "P463"
-                notes.append(f"{value!r} names an organisation: {reading.phrase!r} → P463 (member of)")
-                reading = PropertyReading("P463", reading.phrase, "an organisation's membership", "entity")
+            reading = _membership_reading(plan, reading, notes)
         plan.unexplained = _unexplained(question, plan, reading, hop, self.properties)
         if (
             op in ("superlative", "compare", "yes_no")
@@ -214,19 +196,13 @@ class RulePlanner:
         ):
             # "Whose unemployment rate is lower": "lower" says which end is wanted; the property is
             # what the words left unread name (a cue names elevation or area only when nothing else does)
-            key = f"relation:{reading.phrase.lower()}"
-            plan.relations = [r for r in plan.relations if r != reading.phrase.lower()]
-            plan.resolved.pop(key, None)
+            _unrelate(plan, reading)
             notes.append(
                 f"{reading.phrase!r} only says which end: the words {plan.unexplained} name the property"
             )
             reading = named
-            plan.relations.append(reading.phrase.lower())
-            plan.resolved[f"relation:{reading.phrase.lower()}"] = ",".join(
-                (reading.property, *reading.fallbacks)
-            )
-            notes.append(f"{reading.phrase!r} → {reading.property} ({reading.via})")
-            _constraints(plan, question, reading)
+            _relate(plan, reading, notes)
+            constrain(plan, question, reading)
             plan.unexplained = _unexplained(question, plan, reading, hop, self.properties)
         if (
             op in ("superlative", "compare")
@@ -237,14 +213,8 @@ class RulePlanner:
             # the relation is what the names, the class, the cues and the constraints leave ("surface");
             # a plan with a subject is matched against the subject's own properties by the mode instead
             reading = residue
-            plan.relations.append(reading.phrase.lower())
-            plan.resolved[f"relation:{reading.phrase.lower()}"] = ",".join(
-                (reading.property, *reading.fallbacks)
-            )
-            notes.append(
-                f"{reading.phrase!r} → {reading.property} ({reading.via}, from the words left unread)"
-            )
-            _constraints(plan, question, reading)
+            _relate(plan, reading, notes, ", from the words left unread")
+            constrain(plan, question, reading)
             plan.unexplained = _unexplained(question, plan, reading, hop, self.properties)
         owned = {stem(w) for owner in names.owners for w in content_words(owner)}
         plan.unexplained = [w for w in plan.unexplained if stem(w) not in owned]
@@ -263,6 +233,39 @@ _HOP_OWN = {
     "region": {"P131"},
     "seat": {"P159"},
 }
+
+
+def _relate(plan: QuestionPlan, reading: PropertyReading, notes: list[str], how: str = "") -> None:
+    """The reading as the plan's next relation, its property (and fallbacks) resolved, and said so."""
+    plan.relations.append(reading.phrase.lower())
+    plan.resolved[f"relation:{reading.phrase.lower()}"] = ",".join((reading.property, *reading.fallbacks))
+    notes.append(f"{reading.phrase!r} → {reading.property} ({reading.via}{how})")
+
+
+def _unrelate(plan: QuestionPlan, reading: PropertyReading) -> None:
+    """A reading another one replaces: out of the relations and the resolved ids."""
+    plan.relations = [r for r in plan.relations if r != reading.phrase.lower()]
+    plan.resolved.pop(f"relation:{reading.phrase.lower()}", None)
+
+
+def _membership_reading(
+    plan: QuestionPlan, reading: PropertyReading | None, notes: list[str]
+) -> PropertyReading | None:
+    """What a yes/no membership asks, by what its value names: a continent is P30 ("Is Israel part of
+    Asia?"), an organisation is P463 ("Does Sierra Leone belong to the Commonwealth of Nations?"), where
+    the words alone said a country or a region."""
+    value = plan.constraints.value or ""
+    said_place = reading is None or reading.property in ("P17", "P131")
+    if value.lower() in words.CONTINENTS and said_place:
+        if reading is not None:
+            _unrelate(plan, reading)
+        reading = PropertyReading("P30", value, "a continent's name", "entity")
+        _relate(plan, reading, notes)
+    elif reading is not None and said_place and words.ORGANISATION_WORDS.search(value):
+        _unrelate(plan, reading)
+        reading = PropertyReading("P463", reading.phrase, f"{value!r} names an organisation", "entity")
+        _relate(plan, reading, notes)
+    return reading
 
 
 _PLACE_ADJECTIVE = re.compile(r"(?-i:[A-Z][a-z]+(?:an|ese|ish|i|ch))")
@@ -520,98 +523,6 @@ def _class_list(question: str, noun: str | None) -> str | None:
         if noun in singular and (plural or singular == listed):  # class nouns, all plural or all singular
             return ", ".join(dict.fromkeys(singular))
     return noun
-
-
-def _constraints(plan: QuestionPlan, question: str, reading: PropertyReading | None) -> None:
-    c = plan.constraints
-    dated = reading is not None and reading.property in words.DATE_PROPERTIES
-    if plan.operation in ("compare", "superlative", "yes_no"):
-        c.pick = None
-        if reading is not None and reading.phrase.strip():
-            # "the most recent first mention": "first" is a word of the property, "most recent" the cue;
-            # a phrase with no cue of its own ("been around") is left in ("been around longer" is one)
-            _pick(c, reading.phrase, dated)
-            if c.pick is not None:
-                c.pick = None
-                _pick(c, question.replace(reading.phrase, " "), dated)
-        if c.pick is None:
-            _pick(c, question, dated)
-        if (
-            c.pick is not None
-            and reading is not None
-            and reading.property in words.WORSE_WHEN_HIGHER
-            and words.BETTER_WORSE.search(question)
-        ):
-            c.pick = "max" if c.pick == "min" else "min"  # "the worst unemployment": the highest
-    if plan.operation == "yes_no" and (m := words.THRESHOLD.search(question)):
-        number = _threshold_number(m.group("num"))
-        number *= words.SCALES.get((m.group("scale") or "").lower(), 1.0)
-        c.comparator = ">" if m.group("cmp").lower() in words.ABOVE else "<"
-        if m.group("cmp").lower() in words.AT_LEAST:
-            c.comparator = ">="
-        c.threshold = number
-        c.threshold_unit = m.group("unit")
-        if m.group("cmp").lower() in ("before", "after"):
-            c.years = [y for y in c.years if y != int(number)]  # the year is the threshold, not a time
-    elif plan.operation == "yes_no" and (m := words.OR_MORE.search(question)):
-        c.threshold = _threshold_number(m.group("num")) * words.SCALES.get(
-            (m.group("scale") or "").lower(), 1.0
-        )
-        c.comparator = (
-            ">=" if m.group("dir").lower() in ("more", "higher", "above", "greater", "over") else "<="
-        )
-        c.threshold_unit = m.group("unit")
-    elif plan.operation == "yes_no" and (m := words.SEA_LEVEL.search(question)):
-        c.comparator = "<" if m.group(1).lower() in ("below", "under") else ">"
-        c.threshold = 0.0
-    elif (
-        plan.operation == "yes_no"
-        and reading is not None
-        and reading.property in words.CHANGE_RATES
-        and len(plan.mentions) == 1
-        and (words.FALLING.search(question) or words.RISING.search(question))
-    ):
-        # "Were prices in Israel falling?": a rate of change against 0, by the sign the verb says
-        c.comparator = "<" if words.FALLING.search(question) else ">"
-        c.threshold = 0.0
-    elif (
-        plan.operation == "yes_no"
-        and c.pick is not None
-        and (
-            re.search(r"\bthan\b", question)
-            or (dated and len(plan.mentions) >= 2 and re.search(r"\b(?:before|after)\b", question, re.I))
-        )
-    ):
-        # "Is A older than B?"; "Was A founded after B?": the dates of two named entities compared
-        c.comparator = ">" if c.pick == "max" else "<"
-
-
-def _pick(c: PlanConstraints, question: str, dated: bool) -> None:
-    """Which end a comparison or superlative wants, from its cue words."""
-    if dated and words.EARLY_CUES.search(question):
-        c.pick = "min"
-    elif dated and words.LATE_CUES.search(question):
-        c.pick = "max"
-    elif words.MIN_CUES.search(question):
-        c.pick = "min"
-    elif words.MAX_CUES.search(question):
-        c.pick = "max"
-    elif re.search(r"\b(?:later|latest|older|oldest)\b", question, re.I):
-        c.pick = "max"  # "a legal adult later": an age, a quantity, the larger
-    elif re.search(r"\b(?:earlier|earliest|sooner|soonest|younger|youngest)\b", question, re.I):
-        c.pick = "min"
-
-
-def _threshold_number(said: str) -> float:
-    """The number of a threshold: digits, a number word ("six"), "a"/"an" before a scale, "half a"."""
-    said = said.lower()
-    if said == "half a":
-        return 0.5
-    if said in ("a", "an"):
-        return 1.0
-    if (value := spoken_number(said)) is not None or (value := spoken_amount(said)) is not None:
-        return float(value)
-    return float(said.replace(",", ""))
 
 
 def _membership_value(question: str, understanding: Understanding, mentions: list[str]) -> str | None:
