@@ -235,9 +235,10 @@ class ChangeLog:
     # --- writing ------------------------------------------------------------------------------------
 
     def append(self, record: ChangeRecord, after: int) -> str:
-        """Write ``record`` under a new name sorting after the time ``after`` and every record this scratch
-        read; returns the name."""
-        newest = max((record_time(n.name) for n in self.cache.glob("*.json")), default=0)
+        """Write ``record`` under a new name sorting after the time ``after`` and every record and
+        checkpoint this scratch read; returns the name."""
+        read = [*self.cache.glob("*.json"), *(self.cache / CHECKPOINT_CACHE).glob("*" + CHECKPOINT_SUFFIX)]
+        newest = max((record_time(n.name) for n in read), default=0)
         name = new_record_name(after=max(after, newest))
         data = record.model_dump_json(exclude_none=True).encode()
         self.remote.write_bytes(record_key(name), data)
