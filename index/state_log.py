@@ -206,6 +206,8 @@ class ChangeLog:
                 checkpoint = Checkpoint.from_bytes(data, key)
             except ValueError as exc:
                 copy.unlink(missing_ok=True)
+                if key in self.stats.damaged:  # this step read the state before: warned then
+                    continue
                 self.stats.damaged.append(key)
                 log.warning(
                     "%s/%s: %s; ignored, the state is read from the older checkpoint or the records it "
