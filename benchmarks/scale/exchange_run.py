@@ -70,7 +70,7 @@ LINE_FIELDS = [
     *("pulled_files", "pulled_bytes", "pulled_removed", "pushed_files", "pushed_bytes", "pushed_removed"),
     *("listings", "listed", "read", "fetched", "fetched_bytes", "checkpoint_read", "checkpoint_written"),
 ]
-REQUEST = re.compile(r'"(GET|PUT|HEAD|POST|DELETE) (\S+) HTTP')
+REQUEST = re.compile(r'"(?:\x1b\[[\d;]*m)*(GET|PUT|HEAD|POST|DELETE) (\S+) HTTP')  # moto colours some
 
 
 class Store:

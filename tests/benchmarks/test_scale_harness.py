@@ -229,7 +229,8 @@ def test_the_exchange_benchmark_reads_the_exchanges_log_line_and_the_servers_req
     assert bench.estimated_listed(2500, 6) == 2 * 2500  # 3 requests a listing: two listings
     access = (
         '127.0.0.1 - - [28/Nov/2026 02:35:02] "GET /b?delimiter=/&list-type=2&max-keys=1000&prefix=p/log/ '
-        'HTTP/1.1" 200 -\n127.0.0.1 - - [28/Nov/2026 02:35:02] "GET /b/p/log/000/00/x.json HTTP/1.1" 200 -\n'
+        'HTTP/1.1" 200 -\n127.0.0.1 - - [28/Nov/2026 02:35:02] "\x1b[35m\x1b[1mGET /b/p/log/000/00/x.json '
+        'HTTP/1.1\x1b[0m" 206 -\n'
         '127.0.0.1 - - [28/Nov/2026 02:35:02] "PUT /b/p/blobs/ab/abc HTTP/1.1" 200 -\n'
     )
     counts = bench.s3_requests(access)
