@@ -68,7 +68,7 @@ def _size(size: dict[str, Any]) -> list[str]:
     out = [
         f"### {size['entities']:,} entities, {size['pages']:,} pages",
         "",
-        f"Whole rebuild (wall): {walls}.",
+        f"Whole rebuild (wall): {walls}; 1-minute load as the size began: {size['load_before']:.1f}.",
     ]
     for v in ("before", "after"):
         store = variants.get(v, {}).get("store", {})
@@ -139,6 +139,7 @@ def render_markdown(result: dict[str, Any]) -> str:
         "# The state exchange at scale: with and without it, before and after checkpoints",
         "",
         f"Command: `{result['command']}`  ",
+        f"Code: before `{result['code']['before']}`, after `{result['code']['after']}`  ",
         f"Machine: {result['machine']}  ",
         f"Embedder: `{result['embedding_model']}`; *before* is the code before checkpoints, *after* this "
         f"checkout's with checkpoints every {settings['every']} records and a settle time of "

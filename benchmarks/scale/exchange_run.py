@@ -37,6 +37,7 @@ import os
 import re
 import shlex
 import shutil
+import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -326,6 +327,7 @@ def main(argv: list[str] | None = None) -> int:
         ),
         "machine": machine(),
         "embedding_model": args.embedding_model,
+        "code": {"before": str(args.before_src), "after": _commit()},
         "after_settings": {
             "rebuild": {"every": args.checkpoint_every, "settle_seconds": args.checkpoint_settle_seconds},
             "history": "the defaults",
@@ -346,6 +348,11 @@ def main(argv: list[str] | None = None) -> int:
         result["history"].append(entry)
         write_results(args.out, result)
     return 0
+
+
+def _commit() -> str:
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
+    return head.stdout.strip() or "unknown"
 
 
 def write_results(out: Path, result: dict[str, Any]) -> None:
