@@ -13,7 +13,9 @@ that URL (layout in ``index.state_listing``). A step (``StateExchange.step``):
 3. runs, unchanged: the steps still read and write local paths;
 4. pushes what changed under the state root (size or mtime differ from after the pull): new bytes as
    blobs, then one change record. A failed step pushes nothing, so a retry starts from the state as the
-   last successful steps left it.
+   last successful steps left it;
+5. writes a checkpoint of the log when enough records have accumulated since the last one
+   (``index.state_log``: a step reads the newest checkpoint and the records after it, not the whole log).
 
 Tantivy, Kùzu and LanceDB open local folders, so their files are built on the scratch of the stage's
 worker and reach the publishing worker through this exchange like any other file; the published version
@@ -42,27 +44,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow.fs as pafs
-from pydantic import ValidationError
 
 from index.remote_versions import SYNC_LOCK, exclusive
 from index.shared_state import RunMarker, SharedStateMissing
-from index.state_listing import (
-    LOG,
-    ChangeRecord,
-    StateEntry,
-    blob_key,
-    marker_key,
-    new_record_name,
-    record_time,
-    replay,
-)
+from index.state_listing import ChangeRecord, StateEntry, blob_key, marker_key
+from index.state_log import ChangeLog, LogStats, LogView, StateDamaged
 from index.versions import READER_STATE
 from ingest.files import temporary_path, write_json_atomic
 from ingest.object_store import RemoteError, RemoteRoot
 from ingest.remote_inputs import REMOTE
 from ingest.shard_plan import inputs_dir
 from ingest.sources import file_sha256
-from schemas.settings import HqaSettings
+from schemas.settings import HqaSettings, RemoteSettings
 
 log = logging.getLogger(__name__)
 
@@ -71,10 +64,7 @@ KNOWN = "known.json"
 LOCK = "lock"
 PER_HOST = frozenset({*READER_STATE, SYNC_LOCK})
 _TEMPORARY = re.compile(r"^\..+\.tmp$")  # ingest.files.temporary_path: a file mid-write
-
-
-class StateDamaged(RemoteError):
-    """An object of the shared state is missing or holds other bytes than its change record says."""
+_DEFAULTS = RemoteSettings()  # the checkpoint settings' defaults, written once there
 
 
 @dataclass(frozen=True)
@@ -109,7 +99,8 @@ class StateExchange:
     """The state of ``remote`` mirrored into the scratch ``state_dir``, one step at a time.
 
     ``roots`` are the folders under the state root that are exchanged at all; ``local_only`` are
-    folders under them that never are.
+    folders under them that never are. ``checkpoint_every`` and ``checkpoint_settle_seconds``: when a
+    step folds the log into a checkpoint (``index.state_log``).
     """
 
     def __init__(
@@ -118,6 +109,8 @@ class StateExchange:
         remote: RemoteRoot,
         roots: tuple[str, ...],
         local_only: tuple[str, ...] = (),
+        checkpoint_every: int = _DEFAULTS.checkpoint_every,
+        checkpoint_settle_seconds: float = _DEFAULTS.checkpoint_settle_seconds,
     ) -> None:
         if not roots:
             raise ValueError("a state exchange needs at least one folder to exchange")
@@ -128,6 +121,8 @@ class StateExchange:
         self.bookkeeping = self.root / EXCHANGE_DIR
         # the change records read, per state URL: a scratch reused with another URL reads that one's own
         self.records_dir = self.bookkeeping / hashlib.sha256(remote.url.encode()).hexdigest()[:16]
+        self.log = ChangeLog(remote, self.records_dir, checkpoint_every, checkpoint_settle_seconds)
+        self._view: LogView | None = None  # the log as this step last read it
 
     @classmethod
     def from_settings(cls, settings: HqaSettings) -> StateExchange | None:
@@ -140,7 +135,14 @@ class StateExchange:
         folders += (settings.reports_dir,)
         roots = tuple(r for r in (_relative(f, root) for f in folders) if r and r != ".")
         local_only = (_relative(inputs_dir(settings.ingest_dir) / REMOTE, root),)
-        return cls(root, RemoteRoot.open(url, settings.remote), roots, tuple(p for p in local_only if p))
+        return cls(
+            root,
+            RemoteRoot.open(url, settings.remote),
+            roots,
+            tuple(p for p in local_only if p),
+            settings.remote.checkpoint_every,
+            settings.remote.checkpoint_settle_seconds,
+        )
 
     def scope(self, paths: list[Path | str | None]) -> tuple[str, ...]:
         """Local paths (None skipped) as the exchanged folders under the state root they name."""
@@ -191,14 +193,19 @@ class StateExchange:
             self.require_marker(run, step)
         self.bookkeeping.mkdir(parents=True, exist_ok=True)
         with exclusive(self.bookkeeping / LOCK):
+            self.log.stats, self._view = LogStats(), None
             session = StepSession(self)
             session.pulled = self.pull(scope)
             session.before = self.snapshot()
             yield session
             pushed = self.push(session.before, step, session.forgotten)
-        pulled = session.pulled
+            self._checkpoint(step)
+        pulled, read = session.pulled, self.log.stats
+        # benchmarks/scale/exchange_run.py reads this line (its first half is the same before checkpoints)
         log.info(
-            "%s: pulled %d files (%d bytes, %d removed), pushed %d files (%d bytes, %d removed) through %s",
+            "%s: pulled %d files (%d bytes, %d removed), pushed %d files (%d bytes, %d removed) through %s; "
+            "log: %d listings, %d records listed, %d read, %d downloaded (%d bytes with checkpoints), "
+            "checkpoint read %s, written %s",
             step,
             pulled.files,
             pulled.bytes,
@@ -207,11 +214,29 @@ class StateExchange:
             pushed.bytes,
             pushed.removed,
             self.remote.url,
+            read.listings,
+            read.listed,
+            read.read,
+            read.fetched,
+            read.fetched_bytes,
+            read.checkpoint,
+            read.written,
         )
 
+    def _checkpoint(self, step: str) -> None:
+        """Fold the log this step read, when due. The step's push is done: a failure here only warns, the
+        next step folds instead."""
+        if self._view is None:
+            return
+        try:
+            self.log.checkpoint(self._view)
+        except (OSError, RemoteError) as exc:  # the S3 client's errors are OSErrors
+            log.warning("%s: no checkpoint written to %s: %s", step, self.remote.url, exc)
+
     def state(self) -> dict[str, StateEntry]:
-        """The state as the change records say now."""
-        return replay(self.records())
+        """The state as the newest checkpoint and the change records after it say now."""
+        self._view = self.log.view()
+        return self._view.state()
 
     # --- the local side ------------------------------------------------------------------------------
 
@@ -276,35 +301,6 @@ class StateExchange:
         return sha
 
     # --- pull ----------------------------------------------------------------------------------------
-
-    def records(self) -> list[ChangeRecord]:
-        """Every change record under the state URL, in name (time) order; those read before come from the
-        scratch's copy (a record never changes once written)."""
-        try:
-            infos = self.remote.fs.get_file_info(
-                pafs.FileSelector(self.remote.path(LOG), allow_not_found=True)
-            )
-        except OSError as exc:
-            raise SharedStateMissing(f"cannot list {self.remote.url}/{LOG}/: {exc}") from exc
-        names = sorted(i.base_name for i in infos if i.type == pafs.FileType.File)
-        self.records_dir.mkdir(parents=True, exist_ok=True)
-        out = []
-        for name in names:
-            copy = self.records_dir / name
-            data = copy.read_bytes() if copy.is_file() else self.remote.read_bytes(f"{LOG}/{name}")
-            try:
-                record = ChangeRecord.model_validate_json(data)
-            except ValidationError as exc:
-                copy.unlink(missing_ok=True)
-                raise StateDamaged(
-                    f"{self.remote.url}/{LOG}/{name} is not a change record ({exc.error_count()} errors: "
-                    f"{exc.errors()[0]['msg']}); the state under {self.remote.url} is damaged: delete that "
-                    "object and rebuild with force"
-                ) from None
-            if not copy.is_file():
-                copy.write_bytes(data)
-            out.append(record)
-        return out
 
     def pull(self, scope: tuple[str, ...]) -> ExchangeStats:
         """Make the scratch under ``scope`` hold exactly what the state holds there."""
@@ -414,12 +410,7 @@ class StateExchange:
         write_json_atomic(self.bookkeeping / KNOWN, known)
         if changes:
             record = ChangeRecord(step=step, host=socket.gethostname(), written=time.time(), changes=changes)
-            newest = max((record_time(n.name) for n in self.records_dir.glob("*.json")), default=0)
-            name = new_record_name(after=newest)
-            data = record.model_dump_json(exclude_none=True).encode()
-            self.remote.write_bytes(f"{LOG}/{name}", data)
-            self.records_dir.mkdir(parents=True, exist_ok=True)
-            (self.records_dir / name).write_bytes(data)
+            self.log.append(record, after=self._view.newest if self._view else 0)
         return stats
 
     def _put_blob(self, rel: str, stamp: LocalStamp, sha: str) -> int:

@@ -190,6 +190,18 @@ class RemoteSettings(BaseModel):
     chunk_mb: int = Field(
         8, ge=1, le=512, description="bytes moved per read or write while streaming a file (memory per file)"
     )
+    checkpoint_every: int = Field(
+        100,
+        ge=0,
+        description="a rebuild step that read at least this many change records past the newest checkpoint "
+        "of the shared state folds them into a new one, so later steps read no further back; 0 = never",
+    )
+    checkpoint_settle_seconds: float = Field(
+        120.0,
+        ge=0,
+        description="only change records named this long before a step read the log are folded into a "
+        "checkpoint: keep it above the workers' largest clock difference plus the slowest record upload",
+    )
 
     @field_validator("url", "state_url")
     @classmethod

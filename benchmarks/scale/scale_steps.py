@@ -55,10 +55,14 @@ class Caps(BaseModel):
 
 
 class SizeRun:
-    """The step records of one corpus's rebuild, kept in ``state_dir/scale-steps.json``."""
+    """The step records of one corpus's rebuild, kept in ``state_dir/scale-steps.json``.
 
-    def __init__(self, state_dir: Path, env: dict[str, str], caps: Caps) -> None:
-        self.state_dir, self.env, self.caps = state_dir, env, caps
+    ``step_script`` runs each step (another checkout's, to measure its code with the same harness)."""
+
+    def __init__(
+        self, state_dir: Path, env: dict[str, str], caps: Caps, step_script: Path = STEP_SCRIPT
+    ) -> None:
+        self.state_dir, self.env, self.caps, self.step_script = state_dir, env, caps, step_script
         self.steps_dir = state_dir / "scale-steps"
         self.steps_dir.mkdir(parents=True, exist_ok=True)
         self.path = state_dir / "scale-steps.json"
@@ -105,18 +109,22 @@ class SizeRun:
         self._save()
         return record
 
+    def log_path(self, key: str) -> Path:
+        """Where the output of the step ``key`` goes (appended, run after run)."""
+        return self.steps_dir / f"{_file_name(key)}.log"
+
     def _run(self, key: str, step: str, args: dict[str, Any]) -> StepRecord:
-        name = key.replace(":", "-").replace("/", "_")
+        name = _file_name(key)
         args_path, result_path = self.steps_dir / f"{name}.args.json", self.steps_dir / f"{name}.result.json"
         args_path.write_text(json.dumps(args))
         result_path.unlink(missing_ok=True)
         if self.caps.deadline is not None and time.monotonic() > self.caps.deadline:
             return StepRecord(key=key, step=step, status="skipped", reason="the size's time budget was spent")
-        cmd = [sys.executable, str(STEP_SCRIPT), step, str(args_path), str(result_path)]
+        cmd = [sys.executable, str(self.step_script), step, str(args_path), str(result_path)]
         measured = run_measured(
             cmd,
             self.env,
-            self.steps_dir / f"{name}.log",
+            self.log_path(key),
             max_rss_mb=self.caps.max_rss_mb,
             deadline=self.caps.deadline,
         )
@@ -131,8 +139,12 @@ class SizeRun:
                 max(saved["work_cpu_seconds"], measured.cpu_seconds - saved["cpu_before_work"]), 3
             )
         else:
-            record.reason = f"see {self.steps_dir / (name + '.log')}"
+            record.reason = f"see {self.log_path(key)}"
         return record
+
+
+def _file_name(key: str) -> str:
+    return key.replace(":", "-").replace("/", "_")
 
 
 def rebuild(run: SizeRun, params: dict[str, Any]) -> dict[str, StepRecord]:

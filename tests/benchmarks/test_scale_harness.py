@@ -202,3 +202,41 @@ def test_sizes_are_parsed_and_sorted(harness) -> None:
     assert harness.run.parse_sizes("100000:10000,10000:1000") == [(10_000, 1_000), (100_000, 10_000)]
     with pytest.raises(Exception, match="ENTITIES:PAGES"):
         harness.run.parse_sizes("10000")
+
+
+def test_the_exchange_benchmark_reads_the_exchanges_log_line_and_the_servers_requests(
+    tmp_path: Path, caplog
+) -> None:
+    """``exchange_run.py`` reads what a step moved from the exchange's own log line (before checkpoints the
+    line ends after the URL) and counts S3 requests in moto's access log."""
+    from index.state_exchange import StateExchange
+    from ingest.object_store import RemoteRoot
+
+    bench = load_script(SCALE / "exchange_run.py")
+    exchange = StateExchange(tmp_path / "a", RemoteRoot.open(f"file://{tmp_path / 'store'}"), ("ingest",))
+    with caplog.at_level("INFO", "index.state_exchange"), exchange.step("write", ("ingest",)):
+        (tmp_path / "a" / "ingest").mkdir()
+        (tmp_path / "a" / "ingest" / "one.parquet").write_bytes(b"12345")
+    (tmp_path / "after.log").write_text(caplog.text)
+    line = bench.exchange_line(tmp_path / "after.log")
+    assert (line["pushed_files"], line["pushed_bytes"], line["listed"], line["read"]) == (1, 5, 0, 0)
+    assert line["checkpoint_read"] is None and line["listings"] >= 1
+    before = (
+        "ingest: pulled 2 files (30 bytes, 1 removed), pushed 0 files (0 bytes, 0 removed) through s3://b/p"
+    )
+    (tmp_path / "before.log").write_text(f"2026-11-28 INFO {before}\n")
+    assert bench.exchange_line(tmp_path / "before.log")["pulled_bytes"] == 30
+    assert bench.estimated_listed(2500, 6) == 2 * 2500  # 3 requests a listing: two listings
+    access = (
+        '127.0.0.1 - - [28/Nov/2026 02:35:02] "GET /b?delimiter=/&list-type=2&max-keys=1000&prefix=p/log/ '
+        'HTTP/1.1" 200 -\n127.0.0.1 - - [28/Nov/2026 02:35:02] "\x1b[35m\x1b[1mGET /b/p/log/000/00/x.json '
+        'HTTP/1.1\x1b[0m" 206 -\n'
+        '127.0.0.1 - - [28/Nov/2026 02:35:02] "PUT /b/p/blobs/ab/abc HTTP/1.1" 200 -\n'
+    )
+    counts = bench.s3_requests(access)
+    assert (counts["requests"], counts["list_log"], counts["get_log"], counts["list_checkpoints"]) == (
+        3,
+        1,
+        1,
+        0,
+    )
