@@ -51,26 +51,14 @@ REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
+sys.path.insert(0, str(HERE))
+
 from benchmarks_common import machine  # noqa: E402
+from gold import FOLDS  # noqa: E402  (the answer key names the folds; one list for both)
 
 QUESTIONS = HERE / "questions.jsonl"
 OUT = REPO / "benchmarks" / "results" / "natural_questions"
 KINDS = ("lookup", "lookup_year", "chain", "comparison", "count", "superlative", "yes_no", "unanswerable")
-FOLDS = (
-    "tune",
-    "report",
-    "holdout",
-    "fold3",
-    "fold4",
-    "fold5",
-    "fold6",
-    "fold7",
-    "fold8",
-    "fold9",
-    "fold10",
-    "fold11",
-    "fold12",
-)
 SHARED_FOLDS = ("tune", "report")  # what --fold all asks: the later folds only when named
 NUMBER_TOLERANCE = 0.005
 UNIT_WORDS = {  # how an answer may name the gold's unit after its number
