@@ -9,12 +9,14 @@ every figure (no presence, no gold table, not answered, EM and F1 of 0) and is a
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import string
+import sys
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -71,22 +73,55 @@ def _as_list(golds: str | Sequence[str]) -> list[str]:
 # --- retrieval metrics -----------------------------------------------------------------------------
 
 
+@functools.cache
+def _unicode_punctuation() -> dict[int, str]:
+    """Every code point a non-ASCII text drops as punctuation (Unicode P* and ASCII punctuation) -> a space.
+
+    Built once, on the first non-ASCII text: one ``str.translate`` then replaces a per-character test.
+    """
+    marks = {ord(ch): " " for ch in string.punctuation}
+    for code in range(128, sys.maxunicode + 1):
+        if unicodedata.category(chr(code)).startswith("P"):
+            marks[code] = " "
+    return marks
+
+
+@functools.lru_cache(maxsize=1 << 16)
 def _presence_forms(s: str) -> tuple[str, str]:
     """Two token forms of a text: SQuAD-normalized, and the same with punctuation turned into spaces.
 
     The second form lets evidence tokenized as released ("1 , 000", "Aristotle 's") match answers
     written plainly ("1,000"), which dropping punctuation alone ("1 000" vs "1000") would miss; the
     first keeps "U.S." matching "US". Both are padded with spaces so matches fall on token boundaries.
+    Cached: an evaluation puts the same evidence texts through this once per configuration and question.
     """
     lowered = s.lower()
-    # every evidence text of every pool is put through this: ASCII (most of them) by one table lookup
-    if lowered.isascii():
-        spaced = lowered.translate(_SPACE_PUNCTUATION)
-    else:
-        spaced = "".join(
-            " " if ch in _PUNCTUATION or unicodedata.category(ch).startswith("P") else ch for ch in lowered
-        )
+    table = _SPACE_PUNCTUATION if lowered.isascii() else _unicode_punctuation()
+    spaced = lowered.translate(table)
     return f" {normalize_answer(s)} ", f" {' '.join(_ARTICLES.sub(' ', spaced).split())} "
+
+
+def answer_presence(answers: Sequence[str]) -> Callable[[str], bool]:
+    """A test of whether a text holds one of the gold answers as a whole-token sequence.
+
+    The answers' forms are computed once, for all the texts of a question. Answers that normalize to
+    nothing are ignored; with none left, no text holds an answer.
+    """
+    needles = [
+        forms for forms in (_presence_forms(a) for a in answers) if forms[0].strip() or forms[1].strip()
+    ]
+
+    def holds(text: str) -> bool:
+        if not needles:
+            return False
+        squad, spaced = _presence_forms(text)
+        return any(
+            (needle_squad.strip() and needle_squad in squad)
+            or (needle_spaced.strip() and needle_spaced in spaced)
+            for needle_squad, needle_spaced in needles
+        )
+
+    return holds
 
 
 def first_presence_rank(texts: Sequence[str], answers: Sequence[str]) -> int | None:
@@ -95,19 +130,8 @@ def first_presence_rank(texts: Sequence[str], answers: Sequence[str]) -> int | N
     "1995" does not match "19950"; "the Beatles" matches "Beatles" (articles are dropped). Answers that
     normalize to nothing are ignored.
     """
-    needles = [
-        forms for forms in (_presence_forms(a) for a in answers) if forms[0].strip() or forms[1].strip()
-    ]
-    if not needles:
-        return None
-    for rank, text in enumerate(texts, start=1):
-        squad, spaced = _presence_forms(text)
-        for needle_squad, needle_spaced in needles:
-            if (needle_squad.strip() and needle_squad in squad) or (
-                needle_spaced.strip() and needle_spaced in spaced
-            ):
-                return rank
-    return None
+    holds = answer_presence(answers)
+    return next((rank for rank, text in enumerate(texts, start=1) if holds(text)), None)
 
 
 def gold_table_rank(table_ids: Iterable[str | None], gold_table_id: str | None) -> int | None:

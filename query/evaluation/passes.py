@@ -20,7 +20,7 @@ import numpy as np
 from query.engine import Engine
 from query.evaluation.baseline import PlainBm25
 from query.evaluation.loaders import BenchmarkQuestion
-from query.evaluation.metrics import first_presence_rank
+from query.evaluation.metrics import answer_presence
 from query.evaluation.traces import Trace
 from query.pipeline import StagedRun
 from query.rerank.pair_scorers import PairScorer
@@ -64,14 +64,14 @@ def retrieval_trace(engine: Engine, baseline: PlainBm25 | None, question: Benchm
         return Trace(question, None, error=f"{type(exc).__name__}: {exc}")
     staged.timings["retrieve_total"] = (time.perf_counter() - started) * 1000
     trace = Trace(question, staged, timings=dict(staged.timings))
-    golds = question.answer_texts()
+    holds = answer_presence(question.answer_texts())
     if baseline is not None:
         t0 = time.perf_counter()
         hits = baseline.search(question.question, 1000)
         trace.timings["bm25_baseline"] = (time.perf_counter() - t0) * 1000
         trace.baseline = [h.doc_id for h in hits]
         for hit in hits:
-            trace.present[hit.doc_id] = first_presence_rank([hit.text], golds) is not None
+            trace.present[hit.doc_id] = holds(hit.text)
             trace.tables[hit.doc_id] = hit.table_id
             trace.sources[hit.doc_id] = hit.source_type
     ids = set(staged.pool.ids)
@@ -81,7 +81,7 @@ def retrieval_trace(engine: Engine, baseline: PlainBm25 | None, question: Benchm
     missing = [e for e in ids if e not in rows]
     rows.update({r.evidence_id: r for r in engine.pipeline.store.get(missing)})
     for evidence_id, row in rows.items():
-        trace.present[evidence_id] = first_presence_rank([row.text], golds) is not None
+        trace.present[evidence_id] = holds(row.text)
         trace.tables[evidence_id] = row.raw_provenance.get("table_id")
         trace.sources[evidence_id] = row.source_type
     trace.labels = np.array([trace.present.get(e, False) for e in staged.pool.ids], dtype=bool)
