@@ -124,13 +124,23 @@ class MentionFinder:
                 hit = self._hit(question, words)
                 if hit is not None and spoken and not any(t.kind == "cap" for t in words):
                     named = _QID_NAME.fullmatch(hit.entity_id) and (
-                        len(words) >= 2 or normalize_mention(hit.label or "") == words[0].lower
+                        len(words) >= 2
+                        or normalize_mention(hit.label or "") == words[0].lower
+                        or self._place_alias(hit, words[0].lower)  # "china": People's Republic of China
                     )
                     hit = hit if named else None
                 looked_up[(i, j)] = hit
                 if hit is not None:
                     spans.append(Span(i, j, "known", hit))
         return spans
+
+    def _place_alias(self, hit: AliasHit, word: str) -> bool:
+        """Whether a lower-case word is an exact alias of a place: a country or city named in lower case
+        by its short name ("china"), not its label; a word that is another thing's alias stays a word."""
+        if normalize_mention(hit.alias or "") != word or self.entities is None:
+            return False
+        description = self.entities.description(hit.entity_id)
+        return bool(description and PLACE_DESCRIPTION_WORDS & set(normalize_mention(description).split()))
 
     def _hit(self, question: str, words: list[Token]) -> AliasHit | None:
         """The best exact or normalized alias hit for these words, if any."""
@@ -294,9 +304,28 @@ def _merge_unknown(span: Span, chosen: list[Span], tokens: list[Token]) -> list[
             command = a is None and i == span.first == 0 and loose.lower in OPENING_WORDS
             if loose.kind == "cap" and not demonym and not command:
                 fragments = True  # an unknown word sticks to a known one
-    if fragments:
+    if fragments and not _value_before_possessor(span, overlapping, tokens):
         return [*(c for c in chosen if c not in overlapping), span]
     return [*chosen, *rest]
+
+
+_COPULAS = frozenset(
+    word_set("is was are were") | {f"{c}n{q}t" for c in ("is", "was", "are", "were") for q in "'\u2019"}
+)
+
+
+def _value_before_possessor(span: Span, known: list[Span], tokens: list[Token]) -> bool:
+    """ "Is Paris France's capital?", "Was Latin Hegel's mother tongue?": after an opening copula, a name
+    followed by a possessor's name is two names, the value asked and its possessor, not one (the known
+    names keep their words; the rest of the span is a name of its own)."""
+    after = tokens[span.last + 1] if span.last + 1 < len(tokens) else None
+    return (
+        span.first == 1
+        and tokens[0].lower in _COPULAS
+        and after is not None
+        and after.gap in ("'s", "\u2019s")
+        and any(k.first > span.first or k.last < span.last for k in known)
+    )
 
 
 OPENING_WORDS = frozenset(

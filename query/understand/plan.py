@@ -188,7 +188,7 @@ class RulePlanner:
         if (
             op in ("superlative", "compare", "yes_no")
             and reading is not None
-            and _only_a_cue(reading)
+            and _only_a_cue(reading, rest)
             and plan.unexplained
             and (named := residue_property(plan.unexplained, self.properties))
             and named.property != reading.property
@@ -285,14 +285,17 @@ _ATTRIBUTIVE_YEAR = re.compile(
 """A year that names its subject ("the 1884 article", "a 2019 video game") and is no time of the value."""
 
 
-def _only_a_cue(reading: PropertyReading) -> bool:
-    """A reading of elevation or area from nothing but a word saying which end is wanted ("lower",
+def _only_a_cue(reading: PropertyReading, rest: str) -> bool:
+    """A reading of elevation or area from nothing but words saying which end is wanted ("lower",
     "highest", "large"): it names them only in a question whose other words name no property
-    ("populous" is a cue and a property of its own)."""
-    return reading.property in _CUE_PROPERTIES and any(
-        cue.fullmatch(reading.phrase.strip())
-        for cue in (words.MAX_CUES, words.MIN_CUES, words.EARLY_CUES, words.LATE_CUES, words.SUPERLATIVE_CUES)
-    )
+    ("populous" is a cue and a property of its own). A word of the same property that is no cue
+    ("at the highest altitude") names it."""
+    if reading.property not in _CUE_PROPERTIES:
+        return False
+    cues = (words.MAX_CUES, words.MIN_CUES, words.EARLY_CUES, words.LATE_CUES, words.SUPERLATIVE_CUES)
+    entry = next(e for e in words.PROPERTY_WORDS if e.property == reading.property)
+    said = [m.group(0).strip() for m in entry.pattern.finditer(rest)] or [reading.phrase.strip()]
+    return all(any(cue.fullmatch(phrase) for cue in cues) for phrase in said)
 
 
 _PEOPLE_COUNTED = re.compile(r"\b(?:how many|count(?:ed)?|number(?:ed)?|more|fewer|less|most|least)\b", re.I)

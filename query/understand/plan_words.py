@@ -152,6 +152,14 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
         "text",
     ),
     _words("P2900", r"\bfax\b", "text"),
+    # what a caller dials: from abroad, the country's code (P474); inside it, the place's area code (P473)
+    _words(
+        "P474",
+        r"\b(?:dial\w*|call\w*|phon\w*|ring\w*)\b[\w ,]{0,40}?\bfrom (?:abroad|overseas|another country)\b"
+        r"|\binternational (?:dialling|dialing|calling|phone|telephone) (?:code|prefix)\b|\bcalling code\b",
+        "text",
+    ),
+    _words("P473", r"\barea codes?\b|\b(?:local )?(?:dialling|dialing) codes?\b", "text"),
     _words("P395", r"\b(?:licen[cs]e |number |registration |car )?plates?(?: code)?\b", "text"),
     _words(
         "P209", r"\bsupreme (?:court|judicial)\w*|\bhighest (?:court|judicial)\w*|\btop courts?\b", "entity"
@@ -162,6 +170,13 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
     _words("P2563", r"\bsuper ?powers?\b", "entity"),
     _words("P170", r"\bcreators?\b|\bcreated by\b", "entity"),
     _words("P5167", r"\b(?:motor )?vehicles\b|\bcars per\b|\bmotori[sz]ation\b", "number"),
+    # how many a venue seats: before the visitors and the people of a place's population
+    _words(
+        "P1083",
+        r"\b(?:seating )?capacity\b|\bhow many (?:fans|spectators|people|supporters|seats)? ?(?:can )?"
+        r"(?:fit|be seated|sit)\b|\b(?:fans|spectators|supporters)\b[\w ]{0,20}?\b(?:fit|squeeze)\b",
+        "number",
+    ),
     _words("P1174", r"\bvisitors?\b|\bfootfall\b|\bvisits\b", "number"),
     _words("P1104", r"\bpages\b|\bpage count\b", "number"),
     # "GDP per head", "output per person", "produces the least per head of population": per capita, before
@@ -203,8 +218,16 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
         "P577", r"\bpublished\b|\bappeared\b|\bpublication\b|\bcame out\b|\bcome out\b|\breleased\b", "date"
     ),
     _words("P281", r"\bpost(?:al)? ?codes?\b|\bzip\b|\bpostcodes?\b", "text"),
+    # a website's start, before its "online": "did the English Wikipedia go online before 2005"
+    _words("P571", r"\b(?:go|goes|went|gone|going|come|came) (?:online|live)\b", "date"),
     _words("P856", r"\bwebsite\b|\bweb site\b|\bhome ?page\b|\bon the web\b|\bonline\b", "text"),
-    _words("P1549", r"\bdemonym\b|call (?:the )?(?:people|someone|somebody|a person|residents?)\b", "text"),
+    _words(
+        "P1549",
+        r"\bdemonym\b|call (?:the )?(?:people|someone|somebody|a person|residents?)\b"
+        r"|\b(?:people|folks|someone|somebody|residents?|natives?|inhabitants?|locals)\b (?:from|of|in) "
+        r"[\w .'\-]{1,40}? (?:are |is )?(?:called|known as|named)\b",
+        "text",
+    ),
     _words("P190", r"\btwin\w*|\bsister (?:cit|town)", "entity"),
     _words(
         "P530", r"\bdiplomatic\w*|\b(?:official|diplomatic|formal) (?:ties|relations)\b", "entity"
@@ -229,6 +252,12 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
         "entity",
     ),
     _words("P569", r"\bborn\b|\bbirth\b|\bbirthday\b|\bcame into the world\b", "date"),
+    _words(
+        "P509",
+        r"\bdie[ds]? (?:of|from)\b|\bcause of (?:his |her |their |its )?death\b|\bwhat killed\b"
+        r"|\bdied because of\b",
+        "entity",
+    ),
     _words("P570", r"\bdie[ds]?\b|\bdeath\b|\bpass(?:ed|es)? away\b", "date"),
     _words("P1082", _POPULATION, "number"),
     _words(
@@ -264,6 +293,7 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
     _words(
         "P463",
         r"\borgani[sz]ations\b|\bmembers? of\b|\bmember(?:ship)?\b|\balliances\b"
+        r"|\binternational bod(?:y|ies)\b"
         r"|\b(?:belongs? to|part of) (?:the )?[\w ]{0,30}?\b(?:league|union|organi[sz]ation|alliance|bloc"
         r"|community|association|council|commonwealth)\b",
         "entity",

@@ -53,6 +53,15 @@ SPOKEN_YEAR = re.compile(
 ten" after a word a time follows ("in the year two thousand") or opening the question before a colon or
 comma; "nineteen countries" is a count, and "two thousand people" an amount."""
 
+SHORT_YEAR = re.compile(
+    rf"\b(?:{'|'.join(sorted(SPOKEN_YEAR_LEADS))})(?: the year)? "
+    rf"(?:['\u2019](?P<digits>\d\d)(?![\w'\u2019])|(?P<oh>oh[- ](?:{_UNIT}))\b)",
+    re.I,
+)
+"""A year by its last two digits after a word a time follows: "in '07", "back in oh-seven"."""
+SHORT_YEAR_PIVOT = 30
+"""Two digits below it are this century's ("'07" is 2007), the rest the last's ("'95" is 1995)."""
+
 Span = tuple[int, int]
 
 
@@ -75,7 +84,12 @@ def spoken_years(question: str) -> list[tuple[int, Span]]:
             continue
         if 1000 <= year <= 2099:
             found.append((year, span))
-    return found
+    for m in SHORT_YEAR.finditer(question):
+        group = "digits" if m.group("digits") else "oh"
+        tail = int(m.group("digits")) if m.group("digits") else spoken_number(m.group("oh")[3:]) or 0
+        year = (2000 if tail < SHORT_YEAR_PIVOT else 1900) + tail
+        found.append((year, (m.start(group) - (group == "digits"), m.end(group))))
+    return sorted(found, key=lambda f: f[1])
 
 
 def dates(question: str) -> tuple[list[str], list[Span]]:

@@ -273,7 +273,7 @@ class PlanMode:
                 plan.resolved[f"value:{c.value}"] = f"{found[0]} ({found[2]})"
                 value = Subject(found[0], c.value)
         if value is None:
-            return ops.named_value(self.reads, subjects[0], props, question)
+            return ops.named_value(self.reads, subjects[0], props, question, c.value)
         return ops.membership(self.reads, subjects[0], value, props)
 
     def superlative(self, plan: QuestionPlan, props: list[list[str]]) -> Outcome:

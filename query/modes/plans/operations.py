@@ -205,9 +205,16 @@ def membership(reads: PlanReads, subject: Subject, value: Subject, properties: l
     )
 
 
-def named_value(reads: PlanReads, subject: Subject, properties: list[str], question: str) -> Outcome:
+def named_value(
+    reads: PlanReads, subject: Subject, properties: list[str], question: str, value: str | None = None
+) -> Outcome:
     """Yes when one of the subject's values of ``properties`` is named in the question ("Do they pay
-    with the *euro* in Portugal?"); the value's label must occur as whole words."""
+    with the *euro* in Portugal?"); the value's label must occur as whole words.
+
+    No when the question names a value (``value``, "Was *Latin* Hegel's mother tongue?") that shares no
+    word with any of the subject's values, every one of which has a label: an unnamed value might be the
+    one asked about, and then the plan cannot say.
+    """
     held = [s for s in v.best_rank(reads.of(subject.entity_id, properties)) if s.end_time is None]
     if not held:
         raise CannotExecute(f"{subject.label} has no {' / '.join(properties)} statement to check")
@@ -218,7 +225,22 @@ def named_value(reads: PlanReads, subject: Subject, properties: list[str], quest
         label = (s.value_item_label or s.value_text or "").casefold()
         if label and re.search(rf"\b{re.escape(label)}\b", lowered):
             return Outcome("yes", f"{subject.label} {s.property} {label}", [s])
+    labels = [
+        (s.value_item_label if s.value_item else s.value_text) or ""  # an item without a label: unnamed
+        for s in held
+        if s.value_item != subject.entity_id
+    ]
+    if value and labels and all(labels) and not any(_share_a_word(value, label) for label in labels):
+        said = ", ".join(labels[:5])
+        return Outcome("no", f"{subject.label} {' / '.join(properties)}: {said}; not {value}", held[:5])
     raise CannotExecute(f"no {' / '.join(properties)} value of {subject.label} is named in the question")
+
+
+def _share_a_word(a: str, b: str) -> bool:
+    """Whether two names share a word, a word's start counting for it ("Democrat", "Democratic Party")."""
+    left = set(re.findall(r"\w{3,}", a.casefold()))
+    right = set(re.findall(r"\w{3,}", b.casefold()))
+    return any(x.startswith(y) or y.startswith(x) for x in left for y in right)
 
 
 def _with_unit(statement: TypedStatement) -> str:

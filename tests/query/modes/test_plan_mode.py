@@ -398,12 +398,21 @@ def test_thresholds_said_as_verbs_and_sea_level(engine, dump, question, subject,
     assert result.answer == ("yes" if expected else "no"), result.route
 
 
-def test_a_longer_name_the_subject_holds_beats_the_everyday_word(engine, dump):
-    """ "area" alone is the area (P2046); "area code" is an alias of P473, which Kiel holds."""
+def test_an_area_code_is_no_area(engine, dump):
+    """ "area" alone is the area (P2046); "area code" is the local dialling code (P473), which Kiel holds."""
     code = current(dump["Q1707"], "P473")["mainsnak"]["datavalue"]["value"]
     result = engine.ask("What is the telephone area code of Kiel?")
     assert result.mode == "kg-plan" and result.answer == code, result.route
-    assert any("a longer name" in note for note in result.plan.notes)
+    assert result.plan.resolved[f"relation:{result.plan.relations[-1]}"] == "P473"
+
+
+def test_a_longer_name_the_subject_holds_beats_the_everyday_word(engine, dump):
+    """ "highest" alone is the elevation (P2044); "highest point" is P610, which Belgium holds (its value
+    has no label in the index, which the plan says rather than answer the elevation)."""
+    summit = item(best(dump["Q31"], "P610")[0])
+    assert summit not in dump
+    result = engine.ask("What is Belgium's highest point?")
+    assert f"by highest point [P610]: the P610 value ({summit})" in step(result).reason, result.route
 
 
 def test_a_chain_through_a_citizenship_said_first(engine, dump):
@@ -865,3 +874,96 @@ def test_the_llm_planner_is_asked_only_for_questions_that_name_the_graph(sample_
         nothing = engine.understand("Which film won the award in the year the song was released?")
         estimate, why = mode.estimate(nothing)
         assert estimate == 0.0 and "names no Wikidata entity" in why, why
+
+
+# -- fold12's trace (issue 35): a cause of death, a website going online, international bodies, a
+# venue's capacity, what a place's people are called, a year by its last two digits, a country named in
+# lower case by its short name, a value before its possessor, and a caller's codes ------------------
+
+
+def test_dying_of_something_asks_the_cause_of_death(engine, dump):
+    cause = item(best(dump["Q9235"], "P509")[0])
+    assert cause not in dump  # the index holds no label of it: the plan reads it and says so
+    result = engine.ask("What did Hegel die from?")
+    assert f"die from [P509]: the P509 value ({cause})" in step(result).reason, result.route
+
+
+def test_going_online_is_a_website_s_start(engine, dump):
+    year = int(best(dump["Q328"], "P571")[0]["mainsnak"]["datavalue"]["value"]["time"][1:5])
+    result = engine.ask("In which year did the English Wikipedia go live?")
+    assert result.mode == "kg-plan" and result.answer == str(year), result.route
+
+
+def test_international_bodies_are_memberships(engine, dump):
+    result = engine.ask("In how many international bodies does Chile take part?")
+    assert result.mode == "kg-plan" and result.answer == str(len(ongoing_items(dump["Q298"], "P463")))
+
+
+def test_fans_fitting_in_a_stadium_the_dumps_lack_is_refused(engine, dump):
+    stadium = item(best(dump["Q2052"], "P115")[0])
+    assert stadium not in dump
+    result = engine.ask("How many spectators fit in ACF Fiorentina's stadium?")
+    assert result.unknown and result.plan.relations[-1].endswith("fit"), result.route
+    assert result.plan.resolved[f"relation:{result.plan.relations[-1]}"] == "P1083"
+
+
+def test_what_a_place_s_people_are_called(engine, dump):
+    english = [
+        c["mainsnak"]["datavalue"]["value"]["text"]
+        for c in best(dump["Q155"], "P1549")
+        if c["mainsnak"]["datavalue"]["value"]["language"] == "en"
+    ]
+    result = engine.ask("people from brazil are known as what")
+    assert result.mode == "kg-plan" and result.answer in english, result.route
+
+
+def test_a_year_by_its_last_two_digits(engine, dump):
+    def year_of(claim: dict) -> str:
+        return (
+            claim.get("qualifiers", {})
+            .get("P585", [{}])[0]
+            .get("datavalue", {})
+            .get("value", {})
+            .get("time", "")
+        )
+
+    claims = [c for c in dump["Q298"]["claims"]["P1081"] if c["rank"] != "deprecated"]
+    in_2005 = [c for c in claims if year_of(c)[1:5] == "2005"]
+    assert len(in_2005) == 1 and in_2005[0] not in best(dump["Q298"], "P1081")  # not the current value
+    result = engine.ask("Chile's human development index back in '05?")
+    assert result.plan is not None and result.plan.constraints.years == [2005], result.route
+    assert Decimal(result.answer) == amount(in_2005[0])
+
+
+def test_a_country_in_lower_case_by_its_short_name(engine, dump):
+    assert dump["Q148"]["labels"]["en"]["value"] != "China"
+    result = engine.ask("how many countries border china")
+    assert result.plan is not None and result.plan.mentions == ["china"], result.route
+    assert result.answer == str(len(ongoing_items(dump["Q148"], "P47")))
+
+
+def test_a_value_before_its_possessor_is_two_names(engine, dump):
+    assert {item(c) for c in best(dump["Q9235"], "P27")} == {"Q183"}  # Germany, and only Germany
+    result = engine.ask("Was Switzerland Hegel's country of citizenship?")
+    assert result.plan is not None and result.plan.mentions[0] == "Hegel", result.route
+    assert result.answer == "no"
+
+
+def test_a_value_sharing_no_word_with_any_labelled_value_is_no(engine, dump):
+    assert {item(c) for c in best(dump["Q9235"], "P27")} == {"Q183"}
+    assert label(dump, "Q183") == "Germany"
+    assert engine.ask("Did Hegel hold Swiss citizenship?").answer == "no"
+    assert engine.ask("Was Hegel a German citizen?").answer == "yes"
+
+
+@pytest.mark.parametrize(
+    ("question", "subject", "prop"),
+    [
+        ("What do you dial to phone Chile from abroad?", "Q298", "P474"),
+        ("Which number do I dial before Belgium's numbers when calling from another country?", "Q31", "P474"),
+    ],
+)
+def test_what_a_caller_dials(engine, dump, question, subject, prop):
+    codes = [c["mainsnak"]["datavalue"]["value"] for c in best(dump[subject], prop)]
+    result = engine.ask(question)
+    assert result.mode == "kg-plan" and result.answer in codes, result.route

@@ -99,6 +99,11 @@ def test_cues_inside_a_mention_do_not_count():
         ("Two thousand people live there", []),  # an amount, not a year
         ("Chile is split into nineteen regions", []),  # a count
         ("It has twenty-five districts", []),
+        ("Brazil's HDI back in oh-six?", [2006]),  # a year by its last two digits, after "in"
+        ("Chile's population in '95", [1995]),
+        ("GDP of Belgium in \u201912?", [2012]),
+        ("Rock 'n' roll in Chile", []),  # an apostrophe with no two digits after a lead word
+        ("He scored 12 in 95 games", []),  # digits without the apostrophe: a number
     ],
 )
 def test_years_said_in_words_are_years(extractor, question, years):
