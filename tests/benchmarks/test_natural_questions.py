@@ -69,7 +69,7 @@ def test_size_kinds_and_folds(records: dict[str, dict]) -> None:
     for kind in KINDS:
         folds = Counter(r["fold"] for r in records.values() if r["kind"] == kind)
         named = {"tune", "report", "holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9"}
-        named |= {"fold10", "fold11", "fold12"}
+        named |= {"fold10", "fold11", "fold12", "fold13"}
         assert set(folds) == named, (kind, folds)
         assert abs(folds["tune"] - folds["report"]) <= 1, (kind, folds)
         assert folds["holdout"] >= 10, (kind, folds)
@@ -83,6 +83,7 @@ def test_size_kinds_and_folds(records: dict[str, dict]) -> None:
         assert folds["fold10"] == 13, (kind, folds)
         assert folds["fold11"] == 13, (kind, folds)
         assert folds["fold12"] == 13, (kind, folds)
+        assert folds["fold13"] == 13, (kind, folds)
     assert sum(r["fold"] == "holdout" for r in records.values()) >= 80
     assert sum(r["fold"] == "fold3" for r in records.values()) >= 104
     assert sum(r["fold"] == "fold4" for r in records.values()) == 104
@@ -94,17 +95,19 @@ def test_size_kinds_and_folds(records: dict[str, dict]) -> None:
     assert sum(r["fold"] == "fold10" for r in records.values()) == 104
     assert sum(r["fold"] == "fold11" for r in records.values()) == 104
     assert sum(r["fold"] == "fold12" for r in records.values()) == 104
+    assert sum(r["fold"] == "fold13" for r in records.values()) == 104
     assert len({r["question"].casefold() for r in records.values()}) == len(records)
 
 
 def test_the_holdout_fold_is_named_in_its_source_lines(gold: ModuleType, records: dict[str, dict]) -> None:
-    """The holdout, fold3, fold4, fold5, fold6, fold7, fold8, fold9, fold10, fold11 and fold12 questions were
-    written after the split: each source line says its fold, the shuffle leaves them out, so the 207 older
-    questions keep the folds they had. Ids run past three digits from fold9 on (nq-938 to nq-1041, fold10
-    nq-1042 to nq-1145, fold11 nq-1146 to nq-1249, fold12 nq-1250 to nq-1353)."""
+    """The holdout, fold3, fold4, fold5, fold6, fold7, fold8, fold9, fold10, fold11, fold12 and fold13
+    questions were written after the split: each source line says its fold, the shuffle leaves them out, so
+    the 207 older questions keep the folds they had. Ids run past three digits from fold9 on (nq-938 to
+    nq-1041, fold10 nq-1042 to nq-1145, fold11 nq-1146 to nq-1249, fold12 nq-1250 to nq-1353, fold13 nq-1354
+    to nq-1457)."""
     source = [json.loads(line) for line in gold.SOURCE.read_text(encoding="utf-8").splitlines()]
     later = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9", "fold10", "fold11")
-    later += ("fold12",)
+    later += ("fold12", "fold13")
     for fold in later:
         named = {r["id"] for r in source if r.get("fold") == fold}
         assert named == {i for i, r in records.items() if r["fold"] == fold}
@@ -121,6 +124,7 @@ def test_the_holdout_fold_is_named_in_its_source_lines(gold: ModuleType, records
         "fold10": 1042,
         "fold11": 1146,
         "fold12": 1250,
+        "fold13": 1354,
     }
     for fold, first in firsts.items():  # each later fold is 104 ids in a row, after the one before
         ids = sorted(int(r["id"][3:]) for r in source if r.get("fold") == fold)
@@ -142,7 +146,7 @@ def test_answers_are_names_numbers_or_refusals_never_bare_ids(records: dict[str,
 
 def test_the_split_is_seeded_and_stratified(gold: ModuleType, records: dict[str, dict]) -> None:
     named = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9", "fold10", "fold11")
-    named += ("fold12",)
+    named += ("fold12", "fold13")
 
     def unsplit() -> list[dict]:  # a fold the source line names (holdout, fold3, ...) is kept, not shuffled
         shuffled = [{"id": r["id"], "kind": r["kind"], **({"fold": r["fold"]} if r["fold"] in named else {})}
@@ -757,6 +761,70 @@ def test_fold12_a_work_cited_backwards_and_thresholds_in_other_units(records: di
     assert records["nq-1278"]["evidence"]["left_out_ended"] == ["Q161549"]
 
 
+def test_fold13_properties_no_older_fold_asks(records: dict[str, dict]) -> None:
+    """Tours' INSEE code (P374) is the string 37261 and Bonn's X/Twitter username (P2002) bundesstadtbonn.
+    Düsseldorf is the capital (P1376) of five units, North Rhine-Westphalia (Q1198) among them. Wikidata has
+    two developers (P178). Germany, Uetersen's country (P17), has two legislative bodies (P194), none
+    ended."""
+    items = raw_entities(WIKIDATA_ITEMS)
+
+    def values(qid: str, prop: str) -> list:
+        return [c["mainsnak"]["datavalue"]["value"] for c in items[qid]["claims"].get(prop, [])]
+
+    assert values("Q288", "P374") == ["37261"] and records["nq-1354"]["answers"] == ["37261"]
+    assert values("Q586", "P2002") == ["bundesstadtbonn"] and records["nq-1355"]["answers"] == [
+        "bundesstadtbonn"
+    ]
+    capital_of = [v["id"] for v in values("Q1718", "P1376")]
+    assert len(capital_of) == 5 and "Q1198" in capital_of and records["nq-1439"]["answers"] == ["yes"]
+    developers = {v["id"] for v in values("Q2013", "P178")}
+    assert developers == {"Q180", "Q8288"} and records["nq-1407"]["answers"] == ["2", "two"]
+    assert [v["id"] for v in values("Q1404", "P17")] == ["Q183"]
+    chambers = items["Q183"]["claims"]["P194"]
+    assert len(chambers) == 2 and not any("P582" in c.get("qualifiers", {}) for c in chambers)
+    assert records["nq-1391"]["answers"] == ["2", "two"] and records["nq-1391"]["evidence"]["via"] == ["Q183"]
+
+
+def test_fold13_a_border_followed_backwards_and_close_calls_in_a_year(records: dict[str, dict]) -> None:
+    """China is the one entity of the dumps whose neighbours (P47) name Tajikistan; its population dated 2012
+    is 1,375,198,619. In 2011 Belgium's fertility rate (1.81) was above Chile's (1.806), though today Chile's
+    is higher; in 1990 Brazil's HDI (0.608) was below Tajikistan's (0.616). Langenzenn's 313 m clear 1,000
+    feet (304.8 m)."""
+    items = raw_entities(WIKIDATA_ITEMS)
+    everything = {**raw_entities(WIKIDATA_API), **items}
+
+    def neighbours(entity: dict) -> list[str]:
+        claims = entity.get("claims", {}).get("P47", [])
+        return [
+            c["mainsnak"].get("datavalue", {}).get("value", {}).get("id")
+            for c in claims
+            if c["rank"] != "deprecated"
+        ]
+
+    assert [q for q, e in everything.items() if "Q863" in neighbours(e)] == ["Q148"]
+
+    def dated(qid: str, prop: str, year: str) -> list[str]:
+        claims = items[qid]["claims"][prop]
+        return [
+            c["mainsnak"]["datavalue"]["value"]["amount"]
+            for c in claims
+            if c["qualifiers"]["P585"][0]["datavalue"]["value"]["time"].startswith(f"+{year}-")
+        ]
+
+    assert dated("Q148", "P1082", "2012") == ["+1375198619"]
+    assert records["nq-1380"]["answers"] == ["1,375,198,619", "1375198619"]
+    assert records["nq-1380"]["evidence"]["via"] == ["Q148"]
+    belgium, chile = dated("Q31", "P4841", "2011"), dated("Q298", "P4841", "2011")
+    assert belgium == ["+1.81"] and chile == ["+1.806"] and Decimal(belgium[0]) > Decimal(chile[0])
+    assert records["nq-1401"]["answers"][0] == "Belgium"
+    brazil, tajikistan = dated("Q155", "P1081", "1990"), dated("Q863", "P1081", "1990")
+    assert brazil == ["+0.608"] and tajikistan == ["+0.616"] and records["nq-1432"]["answers"] == ["no"]
+    (elevation,) = items["Q2230"]["claims"]["P2044"]
+    value = elevation["mainsnak"]["datavalue"]["value"]
+    assert value["unit"].endswith("/Q11573") and Decimal(value["amount"]) > 1000 * Decimal("0.3048")
+    assert records["nq-1434"]["answers"] == ["yes"]
+
+
 def test_inverse_chain(records: dict[str, dict]) -> None:
     capitals = [c["mainsnak"]["datavalue"]["value"]["id"] for c in claims("Q1201", "P36")]
     assert capitals == ["Q1724"]  # Saarland's capital is Saarbrücken
@@ -837,7 +905,7 @@ def test_the_evaluator_asks_the_holdout_fold_only_by_name(records: dict[str, dic
     evaluate = load_script(FOLDER / "evaluate.py")
     everything = list(records.values())
     later = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9", "fold10", "fold11")
-    later += ("fold12",)
+    later += ("fold12", "fold13")
     for fold in later:
         args = evaluate.arguments().parse_args(["run", "--index", "x", "--fold", fold])
         assert args.fold == fold
@@ -855,8 +923,8 @@ def test_the_evaluator_asks_the_holdout_fold_only_by_name(records: dict[str, dic
                                       for r in rows]}, 1.0, [])  # fmt: skip
     header = (
         "| kind | tune | report | holdout | fold3 | fold4 | fold5 | fold6 | fold7 | fold8 | fold9 | fold10 "
-        "| fold11 | fold12 | all |"
+        "| fold11 | fold12 | fold13 | all |"
     )
     assert header in section
-    cells = "| - | 100.0 (1/1) | 50.0 (1/2) | - | - | - | - | - | - | - | - | - | - | 66.7 (2/3) |"
+    cells = "| - | 100.0 (1/1) | 50.0 (1/2) | - | - | - | - | - | - | - | - | - | - | - | 66.7 (2/3) |"
     assert f"| count {cells}" in section
