@@ -20,8 +20,8 @@ from pathlib import Path
 import pyarrow.fs as pafs
 import pytest
 
-from index import rebuild
-from index.shared_state import SharedStateMissing, run_name
+from index import layout, rebuild
+from index.shared_state import SharedStateMissing, local, run_name
 from index.state_exchange import StateDamaged
 from index.versions import VersionStore
 from ingest.object_store import RemoteRoot
@@ -105,16 +105,25 @@ def _rebuild(on, first: str, second: str, params: dict, run_id: str, run_after: 
     for part in rebuild.evidence_parts(params, plan):
         on((first, second)[part % 2])
         rebuild.embed(params, plan, part)
+    held = {}  # what each stage's worker holds of the build folder right after the stage
     for i, name in enumerate(STAGES):
-        on((second, first)[i % 2])
+        scratch = on((second, first)[i % 2])
         stages.append(rebuild.stage(params, plan, name))
+        held[name] = {p.name for p in Path(local(plan["building"], scratch)).iterdir()}
     on(first)
     validation = rebuild.validate(params, plan)
     on(second)
     manifest = rebuild.publish(params, plan, stages, validation)
     on(first)
     report = rebuild.report(params, outcomes, plan, manifest)
-    return {"jobs": jobs, "outcomes": outcomes, "plan": plan, "manifest": manifest, "report": report}
+    return {
+        "jobs": jobs,
+        "outcomes": outcomes,
+        "plan": plan,
+        "manifest": manifest,
+        "report": report,
+        "held": held,
+    }
 
 
 def _same_index(manifest: dict, cli) -> None:
@@ -142,6 +151,12 @@ def test_two_workers_sharing_only_a_state_url_build_the_in_process_index(
     _, cli = sample_index
     _same_index(manifest, cli)
     assert run["report"]["published"] and Path(run["report"]["report"]).is_relative_to(scratch[a])
+    # a stage pulls what it reads, not the other stages' outputs: statements ran on b, graph and vectors
+    # on a (b built the entities, which the graph reads)
+    assert [STAGES.index(s) % 2 for s in ("statements", "entities", "graph", "vectors")] == [0, 0, 1, 1]
+    assert not {layout.GRAPH, layout.VECTORS} & run["held"]["statements"], run["held"]["statements"]
+    assert layout.STATEMENTS in run["held"]["statements"] and layout.EVIDENCE in run["held"]["statements"]
+    assert layout.ENTITIES in run["held"]["graph"]  # the graph reads the entities' table, built on b
 
     # what went through the bucket: the marker, ingest Parquet, evidence, embedding-cache parts, the index
     assert f"runs/{run_name(RUN_ID)}.json" in _objects(bucket_fs, state_url, "runs")
