@@ -24,15 +24,13 @@ from contextlib import closing
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import duckdb
-import lancedb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from lancedb.index import IvfHnswSq, IvfPq
 from pydantic import BaseModel, Field
 
 from index.duck import read_sql, record_batches, scalar
@@ -44,6 +42,11 @@ from ingest.files import write_text_atomic
 from ingest.progress import progress
 from schemas.evidence import SOURCE_TYPES, SourceType
 from schemas.settings import ANN_MIN_ROWS, ANN_NPROBES, ANN_REFINE_FACTOR
+
+if TYPE_CHECKING:  # imported where used: lancedb takes ~1.5 s to import and starts a background thread,
+    # which every rebuild task that only imports this module (ingest, verbalize, the other stages) would pay
+    import lancedb
+    from lancedb.index import IvfHnswSq, IvfPq
 
 log = logging.getLogger(__name__)
 
@@ -466,6 +469,8 @@ def training_plan(rows: int, dimension: int, max_training_mb: int | None) -> tup
 
 
 def _ann_config(settings: VectorIndexSettings, dimension: int, rows: int) -> IvfPq | IvfHnswSq:
+    from lancedb.index import IvfHnswSq, IvfPq
+
     partitions, rate = settings.num_partitions, SAMPLE_RATE
     capped = None if partitions is not None else training_plan(rows, dimension, settings.max_training_mb)
     if capped is not None:
@@ -520,6 +525,8 @@ def build_vector_index(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / MANIFEST).unlink(missing_ok=True)
+    import lancedb
+
     db = lancedb.connect(out_dir)
     # overwrite would keep the old version's files; a rebuild starts from an empty table instead
     if TABLE in db.list_tables().tables:
@@ -574,6 +581,8 @@ class VectorIndex:
                 f"{FORMAT_VERSION}: rebuild it"
             )
         stats = VectorIndexStats.model_validate(raw)
+        import lancedb
+
         return cls(Path(directory), lancedb.connect(directory).open_table(TABLE), stats)
 
     def count(self) -> int:
