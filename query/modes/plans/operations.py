@@ -230,10 +230,19 @@ def named_value(
         for s in held
         if s.value_item != subject.entity_id
     ]
-    if value and labels and all(labels) and not any(_share_a_word(value, label) for label in labels):
+    if (
+        value
+        and not _ACRONYM.search(value)  # "UK" shares no word with "United Kingdom": no sign of a no
+        and labels
+        and all(labels)
+        and not any(_share_a_word(value, label) for label in labels)
+    ):
         said = ", ".join(labels[:5])
         return Outcome("no", f"{subject.label} {' / '.join(properties)}: {said}; not {value}", held[:5])
     raise CannotExecute(f"no {' / '.join(properties)} value of {subject.label} is named in the question")
+
+
+_ACRONYM = re.compile(r"\b[A-Z]{2,5}\b|\b(?:[A-Z]\.){2,}")
 
 
 def _share_a_word(a: str, b: str) -> bool:

@@ -954,6 +954,8 @@ def test_a_value_sharing_no_word_with_any_labelled_value_is_no(engine, dump):
     assert label(dump, "Q183") == "Germany"
     assert engine.ask("Did Hegel hold Swiss citizenship?").answer == "no"
     assert engine.ask("Was Hegel a German citizen?").answer == "yes"
+    # an abbreviation shares no word with the name it stands for: no sign of a no
+    assert step(engine.ask("Did Hegel hold UK citizenship?")).outcome == "declined"
 
 
 @pytest.mark.parametrize(
