@@ -147,7 +147,7 @@ class MentionFinder:
         hits = self.aliases.lookup(question[words[0].start : words[-1].end], k=1, fuzzy=False)
         if not hits:
             return None
-        if len(words) == 1 and words[0].initial and hits[0].match != "exact":
+        if len(words) == 1 and words[0].initial and words[0].kind == "cap" and hits[0].match != "exact":
             return None  # "Taking place at ...": a capitalized first word is no name unless written so
         return hits[0]
 

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from index.aliases import AliasHit
+from index.aliases import AliasHit, normalize_mention
 from index.statements import TypedStatement
 from query.understand import plan_words
 from query.understand.linking import EntityInfo
@@ -141,10 +141,12 @@ class PlanReads:
 
     # -- places ------------------------------------------------------------------------------------
 
-    def place(self, text: str, prop: str | None = None) -> tuple[str, str, str] | None:
+    def place(self, text: str, prop: str | None = None, itself: bool = False) -> tuple[str, str, str] | None:
         """(entity id, place property, how) of a place as a question writes it: a continent (P30), a
         linked country, a country's demonym statement ("Chilean"), or — for a place outside the dumps —
-        the value of the place property most entities described with its name hold."""
+        the value of the place property most entities described with its name hold. That value is where
+        the place lies when the place is no country ("North Rhine-Westphalia" → Germany); with ``itself``
+        a value the index names otherwise is no reading of the name."""
         lowered = text.lower().strip()
         if lowered in plan_words.CONTINENTS:
             name = plan_words.CONTINENTS[lowered]
@@ -169,6 +171,13 @@ class PlanReads:
         if found_demonym := self.demonym(text):
             return found_demonym[0], prop, found_demonym[1]
         found = None if adjective else self._inferred(text, forms, prop)
+        info = self.entities.get(found[0]) if found and itself else None
+        if (
+            info is not None
+            and info.label
+            and normalize_mention(info.label) not in map(normalize_mention, forms)
+        ):
+            return None  # "North Rhine-Westphalia" is not Germany, where its cities lie
         return (found[0], prop, found[1]) if found else None
 
     def demonym(self, text: str) -> tuple[str, str] | None:

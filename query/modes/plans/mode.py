@@ -268,12 +268,17 @@ class PlanMode:
         if value is None and c.value and set(props) & PLACE_PROPERTIES:
             # a word read as a place ("Norwegian", "France") only where the property's values are places:
             # "Is French an official language in Belgium?" does not ask about France
-            found = self.reads.place(c.value, "P17")
+            # a name is the place itself: the country of the things described with it is another
+            # entity ("Is Düsseldorf the capital of North Rhine-Westphalia?" is not asked of Germany)
+            found = self.reads.place(c.value, "P17", itself=True)
             if found is not None:
                 plan.resolved[f"value:{c.value}"] = f"{found[0]} ({found[2]})"
                 value = Subject(found[0], c.value)
         if value is None:
-            return ops.named_value(self.reads, subjects[0], props, question, c.value)
+            # a place missing from where the subject lies may still hold it ("Is Kiel in Schleswig-
+            # Holstein?" when only its country is stated): no "no" is read off where something lies
+            named = None if props[0] in _WHERE_IT_LIES else c.value
+            return ops.named_value(self.reads, subjects[0], props, question, named)
         return ops.membership(self.reads, subjects[0], value, props)
 
     def superlative(self, plan: QuestionPlan, props: list[list[str]]) -> Outcome:
@@ -330,6 +335,9 @@ class PlanMode:
             plan=plan,
         )
 
+
+_WHERE_IT_LIES = frozenset({"P17", "P131", "P30", "P276", "P19", "P20"})
+"""Properties whose places nest (a city's region, its country): a place not among the values may hold one."""
 
 _YEAR_ASKED = re.compile(r"\b(?:which|what) year\b|\byear of\b|^\s*(?:in )?what year\b", re.I)
 

@@ -212,8 +212,8 @@ def named_value(
     with the *euro* in Portugal?"); the value's label must occur as whole words.
 
     No when the question names a value (``value``, "Was *Latin* Hegel's mother tongue?") that shares no
-    word with any of the subject's values, every one of which has a label: an unnamed value might be the
-    one asked about, and then the plan cannot say.
+    word with any of the subject's values, all items, every one of which has a label: an unnamed value
+    might be the one asked about, and then the plan cannot say.
     """
     held = [s for s in v.best_rank(reads.of(subject.entity_id, properties)) if s.end_time is None]
     if not held:
@@ -225,11 +225,9 @@ def named_value(
         label = (s.value_item_label or s.value_text or "").casefold()
         if label and re.search(rf"\b{re.escape(label)}\b", lowered):
             return Outcome("yes", f"{subject.label} {s.property} {label}", [s])
-    labels = [
-        (s.value_item_label if s.value_item else s.value_text) or ""  # an item without a label: unnamed
-        for s in held
-        if s.value_item != subject.entity_id
-    ]
+    others = [s for s in held if s.value_item != subject.entity_id]
+    # items only: a name is no reading of a date or an amount ("Was Hegel born in Bavaria?" read as P569)
+    labels = [s.value_item_label or "" for s in others] if all(s.value_item for s in others) else []
     if (
         value
         and not _ACRONYM.search(value)  # "UK" shares no word with "United Kingdom": no sign of a no

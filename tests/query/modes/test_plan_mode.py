@@ -969,3 +969,34 @@ def test_what_a_caller_dials(engine, dump, question, subject, prop):
     codes = [c["mainsnak"]["datavalue"]["value"] for c in best(dump[subject], prop)]
     result = engine.ask(question)
     assert result.mode == "kg-plan" and result.answer in codes, result.route
+
+
+# -- fold13's trace (issue 35): no "no" from a place read as another entity, from where something lies,
+# or from a date -------------------------------------------------------------------------------------
+
+
+def test_a_region_outside_the_dumps_is_not_its_country(engine, dump):
+    """The country most things described with "North Rhine-Westphalia" lie in is Germany, which is not
+    the region asked about: Düsseldorf is NRW's capital and not Germany's, so a membership "no" would be
+    wrong."""
+    region = item(best(dump["Q1718"], "P1376")[0])
+    assert region not in dump
+    result = engine.ask("Is Düsseldorf the capital of North Rhine-Westphalia?")
+    assert result.answer != "no", result.route
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Is Kiel in Bavaria?",  # a region missing from where Kiel lies may still hold it: no sign of a no
+        "Was Hegel born in Bavaria?",  # read as the birth date: a name is no reading of a date
+    ],
+)
+def test_no_no_from_where_something_lies_or_from_a_date(engine, question):
+    assert step(engine.ask(question)).outcome == "declined"
+
+
+def test_a_lower_case_name_opening_the_question(engine, dump):
+    result = engine.ask("chile borders how many countries")
+    assert result.plan is not None and result.plan.mentions == ["chile"], result.route
+    assert result.answer == str(len(ongoing_items(dump["Q298"], "P47")))
