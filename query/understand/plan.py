@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from index.aliases import normalize_mention
 from query.lexicon import SPOKEN_NUMBER_WORDS, word_set
 from query.understand import plan_words as words
 from query.understand.mentions import OPENING_WORDS, says_property
@@ -128,7 +129,7 @@ class RulePlanner:
 
     def run(self, understanding: Understanding) -> QuestionPlan:
         question = understanding.question
-        names = _names(understanding)
+        names = _names(understanding, self.properties)
         years = list(understanding.intent.time.years) or _years(question, names)
         years = [y for y in years if not _ATTRIBUTIVE_YEAR.search(question.replace(str(y), "YYYY", 1))]
         hop = None if words.YES_NO_START.match(question) else _hop(question, names.linked + names.unlinked)
@@ -366,7 +367,7 @@ def _hop(question: str, names: list[str] | None = None) -> _Hop | None:
 _TITLE_PARTS = re.compile(r"^\s*(?-i:The)\b|\([^)]*\)")
 
 
-def _names(understanding: Understanding) -> _Names:
+def _names(understanding: Understanding, properties: PropertyLabels | None = None) -> _Names:
     linked, unlinked, opening = [], [], []
     owners = _possessors(understanding)
     for link in understanding.links:
@@ -375,9 +376,11 @@ def _names(understanding: Understanding) -> _Names:
         entity = plan_entity(link)
         first = link.mention.text.split()[0].lower() if link.mention.text.split() else ""
         if entity is None and (
-            says_property(link.mention.text) or (link.mention.start == 0 and first in OPENING_WORDS)
+            says_property(link.mention.text)
+            or _a_property_s_name(link.mention.text, properties)
+            or (link.mention.start == 0 and first in OPENING_WORDS)
         ):
-            continue  # "the DOI of …": a property's name; "Name the African …": a command, no name
+            continue  # "the DOI of …", "X's ORCID iD": a property's name; "Name the African …": a command
         if entity is not None:
             linked.append(link.mention.text)
         elif unknown_name(link) or words.PEOPLE_PLURAL.fullmatch(link.mention.text):
@@ -387,6 +390,15 @@ def _names(understanding: Understanding) -> _Names:
     if not linked and not unlinked:  # "Hegel's year of birth?": the opening word is the only name
         linked = opening
     return _Names(linked, unlinked, frozenset(owners))
+
+
+def _a_property_s_name(text: str, properties: PropertyLabels | None) -> bool:
+    """Whether a capitalized phrase is written as a property's label or alias ("ORCID iD", "UN/LOCODE"):
+    an identifier's name, which the grounding reads against the subject's own properties, not an entity."""
+    if properties is None:
+        return False
+    said = normalize_mention(text)
+    return any(normalize_mention(m.matched) == said for m in properties.match(text, 3))
 
 
 def _possessors(understanding: Understanding) -> set[str]:

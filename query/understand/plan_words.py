@@ -80,7 +80,8 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
         "P3000",
         r"\bmarriageable\b"
         r"|\b(?:age|old|older|oldest|young\w*)\b[\w ]{0,30}?\b(?:marry|married|marriage|wed)\b"
-        r"|\b(?:marry|marriage|wed)\b[\w ]{0,20}?\bage\b",
+        r"|\b(?:marry|marriage|wed)\b[\w ]{0,20}?\bage\b"
+        r"|\b(?:marry|married|wed)\b[\w ]{0,20}?\b(?:young\w*|old\w*|earl\w*)\b",
         "number",
     ),
     _words(

@@ -1000,3 +1000,24 @@ def test_a_lower_case_name_opening_the_question(engine, dump):
     result = engine.ask("chile borders how many countries")
     assert result.plan is not None and result.plan.mentions == ["chile"], result.route
     assert result.answer == str(len(ongoing_items(dump["Q298"], "P47")))
+
+
+@pytest.mark.parametrize(
+    ("question", "subject", "prop"),
+    [
+        ("Which UN/LOCODE has been assigned to Chicago?", "Q1297", "P1937"),  # P1937's label
+        ("What ORCID iD is registered to Ilaria Fratoddi?", "Q48343622", "P496"),
+    ],
+)
+def test_an_identifier_s_name_is_no_entity(engine, dump, question, subject, prop):
+    """A capitalized phrase written as a property's label is the property asked, not a name to link."""
+    codes = [c["mainsnak"]["datavalue"]["value"] for c in best(dump[subject], prop)]
+    result = engine.ask(question)
+    assert result.mode == "kg-plan" and result.answer in codes, result.route
+
+
+def test_marrying_younger_compares_the_marriageable_age(engine, dump):
+    ages = {eid: min(amount(c) for c in best(dump[eid], "P3000")) for eid in ("Q912", "Q686")}
+    assert ages["Q912"] != ages["Q686"]
+    result = engine.ask("Can you get married younger in Vanuatu or in Mali?")
+    assert result.mode == "kg-plan" and result.answer == label(dump, min(ages, key=ages.__getitem__))
