@@ -98,7 +98,8 @@ def verbalize_rounds(ingest_dir: Path, out: Path, names: NameStore, rounds: int)
 
 def raw_tantivy(columns: list[list], out: Path) -> None:
     """Bare Tantivy over the documents of the BM25 stage: its schema, its fields, its writer settings,
-    built from Python lists already in memory (no Parquet, no batches)."""
+    built from Python lists already in memory (no Parquet, no batches). The document is written out
+    here as ``index.bm25.build_bm25`` writes it, on purpose: the raw engine does not go through our code."""
     out.mkdir(parents=True)
     index = tantivy.Index(evidence_schema(), path=str(out))
     writer = index.writer(heap_size=max(2 * 15_000_000, WRITER_HEAP_BYTES), num_threads=2)

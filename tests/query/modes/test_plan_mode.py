@@ -958,19 +958,6 @@ def test_a_value_sharing_no_word_with_any_labelled_value_is_no(engine, dump):
     assert step(engine.ask("Did Hegel hold UK citizenship?")).outcome == "declined"
 
 
-@pytest.mark.parametrize(
-    ("question", "subject", "prop"),
-    [
-        ("What do you dial to phone Chile from abroad?", "Q298", "P474"),
-        ("Which number do I dial before Belgium's numbers when calling from another country?", "Q31", "P474"),
-    ],
-)
-def test_what_a_caller_dials(engine, dump, question, subject, prop):
-    codes = [c["mainsnak"]["datavalue"]["value"] for c in best(dump[subject], prop)]
-    result = engine.ask(question)
-    assert result.mode == "kg-plan" and result.answer in codes, result.route
-
-
 # -- fold13's trace (issue 35): no "no" from a place read as another entity, from where something lies,
 # or from a date -------------------------------------------------------------------------------------
 
@@ -1005,12 +992,15 @@ def test_a_lower_case_name_opening_the_question(engine, dump):
 @pytest.mark.parametrize(
     ("question", "subject", "prop"),
     [
-        ("Which UN/LOCODE has been assigned to Chicago?", "Q1297", "P1937"),  # P1937's label
+        # what a caller dials (fold12's trace)
+        ("What do you dial to phone Chile from abroad?", "Q298", "P474"),
+        ("Which number do I dial before Belgium's numbers when calling from another country?", "Q31", "P474"),
+        # a capitalized phrase written as a property's label is the property asked, not a name to link
+        ("Which UN/LOCODE has been assigned to Chicago?", "Q1297", "P1937"),
         ("What ORCID iD is registered to Ilaria Fratoddi?", "Q48343622", "P496"),
     ],
 )
-def test_an_identifier_s_name_is_no_entity(engine, dump, question, subject, prop):
-    """A capitalized phrase written as a property's label is the property asked, not a name to link."""
+def test_a_code_asked_in_other_words(engine, dump, question, subject, prop):
     codes = [c["mainsnak"]["datavalue"]["value"] for c in best(dump[subject], prop)]
     result = engine.ask(question)
     assert result.mode == "kg-plan" and result.answer in codes, result.route
