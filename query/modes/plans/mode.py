@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from query.modes.base import Declined, Understanding
 from query.modes.kg_lookup import EvidenceLookup, _fact
 from query.modes.plans import operations as ops
+from query.modes.plans import values as v
 from query.modes.plans.graph_reads import PlanReads
 from query.modes.plans.grounding import Grounding
 from query.modes.plans.operations import CannotExecute, Outcome, Subject
@@ -207,7 +208,31 @@ class PlanMode:
         if plan.operation == "yes_no":
             return self.yes_no(plan, ordered, props[-1], understanding.question)
         plan.resolved[f"mention:{plan.mentions[0]}"] = ordered[0].entity_id
+        if (
+            plan.operation == "lookup"
+            and len(props) == 1
+            and (ranked := self._ranked(plan, ordered[0], props[0], understanding.question))
+        ):
+            return ranked
         return _year_if_asked(self.chain(plan, ordered[0], props), understanding.question)
+
+    def _ranked(
+        self, plan: QuestionPlan, subject: Subject, props: list[str], question: str
+    ) -> Outcome | None:
+        """A refusal when the question ranks several values of the property it looks up ("Which of
+        Belgium's neighbours has the most inhabitants?"): the plan reads no ranking of them, and its first
+        named value would be an answer by accident."""
+        cue = _RANKING.search(question)
+        if cue is None:
+            return None
+        assert self.reads is not None
+        held = [s for s in v.current(self.reads.of(subject.entity_id, props)) if s.value_item]
+        if len({s.value_item for s in held}) < 2:
+            return None
+        said = f"{subject.label} has {len({s.value_item for s in held})} {'/'.join(props)} values"
+        return Outcome(
+            None, f"{said} and the question ranks them ({cue.group(0)!r}): the plan reads no ranking"
+        )
 
     def chain(self, plan: QuestionPlan, subject: Subject, props: list[list[str]]) -> Outcome:
         """The hops in order, then the last relation looked up (or counted) on the entity reached."""
@@ -335,6 +360,13 @@ class PlanMode:
             plan=plan,
         )
 
+
+_RANKING = re.compile(
+    r"\b(?:most|least|largest|biggest|smallest|highest|lowest|greatest|fewest|oldest|youngest|newest|"
+    r"longest|shortest|richest|poorest|tallest)\b",
+    re.I,
+)
+"""Words that rank what they qualify; "first" and "most recent" are left out: a lookup may say them."""
 
 _WHERE_IT_LIES = frozenset({"P17", "P131", "P30", "P276", "P19", "P20"})
 """Properties whose places nest (a city's region, its country): a place not among the values may hold one."""

@@ -1011,3 +1011,12 @@ def test_marrying_younger_compares_the_marriageable_age(engine, dump):
     assert ages["Q912"] != ages["Q686"]
     result = engine.ask("Can you get married younger in Vanuatu or in Mali?")
     assert result.mode == "kg-plan" and result.answer == label(dump, min(ages, key=ages.__getitem__))
+
+
+def test_several_values_ranked_by_what_the_plan_does_not_read_are_refused(engine, dump):
+    """ "Which of Belgium's neighbours has the most inhabitants?" looks up Belgium's neighbours; its one
+    named neighbour would be an answer by accident, since the plan ranks none of them."""
+    assert len(ongoing_items(dump["Q31"], "P47")) >= 2
+    result = engine.ask("Which of Belgium's neighbours has the most inhabitants?")
+    assert result.unknown and "ranks them ('most')" in step(result).reason, result.route
+    assert engine.ask("What are Belgium's neighbours?").answer != "unknown"  # no ranking asked: a value
