@@ -211,14 +211,12 @@ class PlanMode:
         if (
             plan.operation == "lookup"
             and len(props) == 1
-            and (ranked := self._ranked(plan, ordered[0], props[0], understanding.question))
+            and (ranked := self._ranked(ordered[0], props[0], understanding.question))
         ):
             return ranked
         return _year_if_asked(self.chain(plan, ordered[0], props), understanding.question)
 
-    def _ranked(
-        self, plan: QuestionPlan, subject: Subject, props: list[str], question: str
-    ) -> Outcome | None:
+    def _ranked(self, subject: Subject, props: list[str], question: str) -> Outcome | None:
         """A refusal when the question ranks several values of the property it looks up ("Which of
         Belgium's neighbours has the most inhabitants?"): the plan reads no ranking of them, and its first
         named value would be an answer by accident."""
@@ -226,10 +224,10 @@ class PlanMode:
         if cue is None:
             return None
         assert self.reads is not None
-        held = [s for s in v.current(self.reads.of(subject.entity_id, props)) if s.value_item]
-        if len({s.value_item for s in held}) < 2:
+        values = {s.value_item for s in v.current(self.reads.of(subject.entity_id, props)) if s.value_item}
+        if len(values) < 2:
             return None
-        said = f"{subject.label} has {len({s.value_item for s in held})} {'/'.join(props)} values"
+        said = f"{subject.label} has {len(values)} {'/'.join(props)} values"
         return Outcome(
             None, f"{said} and the question ranks them ({cue.group(0)!r}): the plan reads no ranking"
         )
