@@ -243,11 +243,16 @@ Comparator = Literal[">", "<", ">=", "<="]
 
 
 class PlanSet(BaseModel):
-    """The set an operation ranges over: entities the question names, or a class within a place."""
+    """The set an operation ranges over: entities the question names, a class within a place, or the items
+    one relation of a named entity lists."""
 
     entities: list[str] = Field(default_factory=list, description="mentions as the question writes them")
     class_phrase: str | None = Field(None, description="the class noun: 'city', 'commune', 'country'")
     place: str | None = Field(None, description="the place as written: 'Germany', 'French', 'Asian'")
+    owner: str | None = Field(
+        None, description="the named entity whose related items form the set: 'Belgium' (its neighbours)"
+    )
+    relation: str | None = Field(None, description="the relation that lists them, as written: 'neighbours'")
 
 
 class PlanConstraints(BaseModel):

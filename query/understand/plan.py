@@ -24,6 +24,7 @@ from query.lexicon import SPOKEN_NUMBER_WORDS, word_set
 from query.understand import plan_words as words
 from query.understand.mentions import OPENING_WORDS, says_property
 from query.understand.plan_constraints import constrain
+from query.understand.plan_related import RelatedSet, related_set
 from query.understand.properties import PropertyLabels, stem
 from query.understand.tokens import content_words
 from query.understand.understanding import Understanding
@@ -166,7 +167,12 @@ class RulePlanner:
             # "how many souls lived in X": the number is a quantity's value, not a count of statements
             op = plan.operation = "lookup"
             notes.append(f"a count of {reading.property}, a quantity: read as its value")
-        if op == "superlative":
+        related = _related(question, rest, names, op, reading, hop, self.properties)
+        if related is not None:
+            op = plan.operation = "superlative"
+            reading = _rank_related(plan, related, question, names, hop, notes)
+            hop = None
+        if op == "superlative" and related is None:
             plan.set = _class_set(question, names)
             if plan.set.place and plan.set.place in plan.mentions:
                 plan.mentions.remove(plan.set.place)
@@ -179,7 +185,11 @@ class RulePlanner:
             plan.mentions = [hop.entity] + [
                 m for m in plan.mentions if m != hop.entity and m not in hop.entity
             ]
-        if reading is not None and not (hop is not None and reading.property in _HOP_OWN[hop.relation]):
+        if (
+            related is None
+            and reading is not None
+            and not (hop is not None and reading.property in _HOP_OWN[hop.relation])
+        ):
             _relate(plan, reading, notes)
         constrain(plan, question, reading)
         if op == "yes_no" and plan.constraints.threshold is None and plan.constraints.comparator is None:
@@ -188,6 +198,7 @@ class RulePlanner:
         plan.unexplained = _unexplained(question, plan, reading, hop, self.properties)
         if (
             op in ("superlative", "compare", "yes_no")
+            and related is None
             and reading is not None
             and _only_a_cue(reading, rest)
             and plan.unexplained
@@ -220,9 +231,59 @@ class RulePlanner:
         owned = {stem(w) for owner in names.owners for w in content_words(owner)}
         plan.unexplained = [w for w in plan.unexplained if stem(w) not in owned]
         plan.answer_kind = _answer_kind(op, reading, hop)
+        if related is not None and related.then is not None:
+            plan.answer_kind = related.then.kind  # the lookup on the one ranked first answers
         plan.confidence = _confidence(plan, names, reading, hop)
         plan.notes = notes
         return plan
+
+
+def _related(
+    question: str,
+    rest: str,
+    names: _Names,
+    op: str,
+    reading: PropertyReading | None,
+    hop: _Hop | None,
+    properties: PropertyLabels | None,
+) -> RelatedSet | None:
+    """A ranking of one named entity's related items, when the question reads as one: a lookup or a
+    superlative whose first property lists items and that a ranking word and a second property rank.
+    A chain's first hop takes part only when it ends on the owner of the set ("the capital of
+    Belgium's most populous neighbour": the capital is looked up on the neighbour ranked first)."""
+    if op not in ("lookup", "superlative") or not names.linked:
+        return None
+    if hop is not None and not re.match(r"(?:'s|\u2019s)\b", question[hop.end :]):
+        return None
+    owner = hop.entity if hop is not None else names.linked[0]
+    in_owner = re.search(rf"\b(?:in|within) (?:the )?{re.escape(owner)}", question)
+    if owner.lower() in words.CONTINENTS or in_owner:
+        return None  # "the largest city in Germany with …": a class in a place, not the place's related items
+    return related_set(question, rest, reading, properties)
+
+
+def _rank_related(
+    plan: QuestionPlan, related: RelatedSet, question: str, names: _Names, hop: _Hop | None, notes: list[str]
+) -> PropertyReading:
+    """The plan of a related set's ranking: the owner as the only mention, the set's relation resolved
+    under ``set:``, the ranking property first in the relations and what follows on the winner after it
+    (a hop's relation, or a property the rest of the question names). Returns the ranking reading."""
+    owner = hop.entity if hop is not None else names.linked[0]
+    relation = related.relation
+    plan.mentions = [owner]
+    plan.set = PlanSet(owner=owner, relation=relation.phrase.lower(), class_phrase=_class_noun(question))
+    plan.resolved[f"set:{relation.phrase.lower()}"] = ",".join((relation.property, *relation.fallbacks))
+    notes.append(
+        f"the set: {owner}'s {relation.phrase!r} ({relation.property}), ranked by {related.ranked.phrase!r}"
+    )
+    _relate(plan, related.ranked, notes)
+    if hop is not None:
+        plan.relations.append(hop.relation)
+        plan.resolved[f"relation:{hop.relation}"] = ",".join(words.HOP_PROPERTIES[hop.relation])
+        notes.append(f"then {hop.relation!r} of the one ranked first")
+    elif related.then is not None:
+        _relate(plan, related.then, notes, ", of the one ranked first")
+    return related.ranked
 
 
 _HOP_OWN = {
@@ -574,6 +635,7 @@ def _unexplained(
     properties: PropertyLabels | None = None,
 ) -> list[str]:
     explained = {stem(w) for m in plan.mentions for w in content_words(m)}
+    explained |= {stem(w) for r in plan.relations for w in content_words(r)}  # a related set's lookup
     if reading is not None:
         explained |= {stem(w) for w in content_words(reading.phrase)}
         if properties is not None:  # "retire … at what age": *age* is a word of "retirement age"
@@ -593,7 +655,7 @@ def _unexplained(
             stem(w) for w in content_words(m.group(1))
         }  # the counted noun: "countries", "twin towns"
     if plan.set is not None:
-        for text in (plan.set.class_phrase, plan.set.place):
+        for text in (plan.set.class_phrase, plan.set.place, plan.set.relation):
             explained |= {stem(w + end) for w in content_words(text or "") for end in ("", "s", "es")}
     cues = "|".join(p.pattern for p in (words.MAX_CUES, words.MIN_CUES, words.EARLY_CUES, words.LATE_CUES))
     if plan.operation in ("compare", "superlative", "yes_no"):  # a cue of several words ("tops the list")
@@ -645,7 +707,7 @@ def _confidence(
     ):
         score -= 0.4
     if plan.operation == "superlative" and (
-        plan.set is None or not plan.set.place or plan.constraints.pick is None
+        plan.set is None or not (plan.set.place or plan.set.owner) or plan.constraints.pick is None
     ):
         score -= 0.4
     score -= 0.1 * len(plan.unexplained)

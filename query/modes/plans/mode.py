@@ -25,6 +25,7 @@ from query.modes.plans import values as v
 from query.modes.plans.graph_reads import PlanReads
 from query.modes.plans.grounding import Grounding
 from query.modes.plans.operations import CannotExecute, Outcome, Subject
+from query.modes.plans.related import rank_related
 from query.tabulate.entities import entity_name
 from query.understand.plan import RulePlanner, plan_entity, unknown_name
 from query.understand.plan_llm import LlmPlanner
@@ -184,6 +185,8 @@ class PlanMode:
             return Outcome(None, f"{unknown[0]!r} names nothing in the index")
         props = [p.split(",") for p in (plan.resolved.get(f"relation:{r}", "") for r in plan.relations)]
         props = [p for p in props if p and p[0]]
+        if plan.operation == "superlative" and plan.set is not None and plan.set.owner:
+            return self.related(plan, props, subjects)
         if plan.operation == "superlative":
             return self.superlative(plan, props)
         if not subjects:
@@ -325,6 +328,16 @@ class PlanMode:
             raise CannotExecute(f"no {plan.set.class_phrase} in {plan.set.place} in the graph")
         return ops.rank(self.reads, subjects, props[-1], plan)
 
+    def related(self, plan: QuestionPlan, props: list[list[str]], subjects: dict[str, Subject]) -> Outcome:
+        """A superlative over the items one relation of a named entity lists (``related``)."""
+        assert self.reads is not None and plan.set is not None and plan.set.owner is not None
+        owner = subjects.get(plan.set.owner)
+        set_props = plan.resolved.get(f"set:{plan.set.relation}", "").split(",")
+        if owner is None or not set_props[0] or not props:
+            raise CannotExecute("a related set needs its owner linked, its relation and a property")
+        plan.resolved[f"mention:{plan.set.owner}"] = owner.entity_id
+        return rank_related(self.reads, owner, set_props, props, plan)
+
     # -- the result --------------------------------------------------------------------------------
 
     def result(
@@ -403,7 +416,10 @@ def _summary(plan: QuestionPlan) -> str:
         parts.append(
             "by " + " → ".join(f"{r} [{plan.resolved.get('relation:' + r, '?')}]" for r in plan.relations)
         )
-    if plan.set is not None and plan.set.class_phrase:
+    if plan.set is not None and plan.set.owner:
+        relation = plan.set.relation or ""
+        parts.append(f"over {plan.set.owner}'s {relation} [{plan.resolved.get('set:' + relation, '?')}]")
+    elif plan.set is not None and plan.set.class_phrase:
         parts.append(f"over {plan.set.class_phrase} in {plan.set.place}")
     if plan.unexplained:
         parts.append(f"unread: {', '.join(plan.unexplained)}")
