@@ -69,7 +69,7 @@ def test_size_kinds_and_folds(records: dict[str, dict]) -> None:
     for kind in KINDS:
         folds = Counter(r["fold"] for r in records.values() if r["kind"] == kind)
         named = {"tune", "report", "holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9"}
-        named |= {"fold10", "fold11", "fold12", "fold13"}
+        named |= {"fold10", "fold11", "fold12", "fold13", "fold14"}
         assert set(folds) == named, (kind, folds)
         assert abs(folds["tune"] - folds["report"]) <= 1, (kind, folds)
         assert folds["holdout"] >= 10, (kind, folds)
@@ -84,6 +84,7 @@ def test_size_kinds_and_folds(records: dict[str, dict]) -> None:
         assert folds["fold11"] == 13, (kind, folds)
         assert folds["fold12"] == 13, (kind, folds)
         assert folds["fold13"] == 13, (kind, folds)
+        assert folds["fold14"] == 13, (kind, folds)
     assert sum(r["fold"] == "holdout" for r in records.values()) >= 80
     assert sum(r["fold"] == "fold3" for r in records.values()) >= 104
     assert sum(r["fold"] == "fold4" for r in records.values()) == 104
@@ -96,18 +97,19 @@ def test_size_kinds_and_folds(records: dict[str, dict]) -> None:
     assert sum(r["fold"] == "fold11" for r in records.values()) == 104
     assert sum(r["fold"] == "fold12" for r in records.values()) == 104
     assert sum(r["fold"] == "fold13" for r in records.values()) == 104
+    assert sum(r["fold"] == "fold14" for r in records.values()) == 104
     assert len({r["question"].casefold() for r in records.values()}) == len(records)
 
 
 def test_the_holdout_fold_is_named_in_its_source_lines(gold: ModuleType, records: dict[str, dict]) -> None:
-    """The holdout, fold3, fold4, fold5, fold6, fold7, fold8, fold9, fold10, fold11, fold12 and fold13
-    questions were written after the split: each source line says its fold, the shuffle leaves them out, so
-    the 207 older questions keep the folds they had. Ids run past three digits from fold9 on (nq-938 to
-    nq-1041, fold10 nq-1042 to nq-1145, fold11 nq-1146 to nq-1249, fold12 nq-1250 to nq-1353, fold13 nq-1354
-    to nq-1457)."""
+    """The holdout, fold3, fold4, fold5, fold6, fold7, fold8, fold9, fold10, fold11, fold12, fold13 and
+    fold14 questions were written after the split: each source line says its fold, the shuffle leaves them
+    out, so the 207 older questions keep the folds they had. Ids run past three digits from fold9 on (nq-938
+    to nq-1041, fold10 nq-1042 to nq-1145, fold11 nq-1146 to nq-1249, fold12 nq-1250 to nq-1353, fold13
+    nq-1354 to nq-1457, fold14 nq-1458 to nq-1561)."""
     source = [json.loads(line) for line in gold.SOURCE.read_text(encoding="utf-8").splitlines()]
     later = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9", "fold10", "fold11")
-    later += ("fold12", "fold13")
+    later += ("fold12", "fold13", "fold14")
     for fold in later:
         named = {r["id"] for r in source if r.get("fold") == fold}
         assert named == {i for i, r in records.items() if r["fold"] == fold}
@@ -125,6 +127,7 @@ def test_the_holdout_fold_is_named_in_its_source_lines(gold: ModuleType, records
         "fold11": 1146,
         "fold12": 1250,
         "fold13": 1354,
+        "fold14": 1458,
     }
     for fold, first in firsts.items():  # each later fold is 104 ids in a row, after the one before
         ids = sorted(int(r["id"][3:]) for r in source if r.get("fold") == fold)
@@ -146,7 +149,7 @@ def test_answers_are_names_numbers_or_refusals_never_bare_ids(records: dict[str,
 
 def test_the_split_is_seeded_and_stratified(gold: ModuleType, records: dict[str, dict]) -> None:
     named = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9", "fold10", "fold11")
-    named += ("fold12", "fold13")
+    named += ("fold12", "fold13", "fold14")
 
     def unsplit() -> list[dict]:  # a fold the source line names (holdout, fold3, ...) is kept, not shuffled
         shuffled = [{"id": r["id"], "kind": r["kind"], **({"fold": r["fold"]} if r["fold"] in named else {})}
@@ -825,6 +828,84 @@ def test_fold13_a_border_followed_backwards_and_close_calls_in_a_year(records: d
     assert records["nq-1434"]["answers"] == ["yes"]
 
 
+def test_fold14_properties_no_older_fold_asks(records: dict[str, dict]) -> None:
+    """Dorsten's German municipality key (P439) is the string 05562012 and Mali's ISO numeric code (P299) 466.
+    Germany's head of government (P6) is Angela Merkel (Q567) by the one preferred statement, the ended ones
+    being normal rank. Wikidata's software engines (P408) include MediaWiki (Q83). Israel's age of consent
+    (P2999) is 14 years old, under 16. Israel's preferred head of state (P35) and the 2019 Settlers game's
+    publisher (P123) are items neither dump holds."""
+    items = raw_entities(WIKIDATA_ITEMS)
+    stream = raw_entities(WIKIDATA_API)
+
+    def values(entity: dict, prop: str, rank: str | None = None) -> list:
+        return [c["mainsnak"]["datavalue"]["value"] for c in entity["claims"].get(prop, [])
+                if rank is None or c["rank"] == rank]  # fmt: skip
+
+    assert values(items["Q3886"], "P439") == ["05562012"] and records["nq-1458"]["answers"] == ["05562012"]
+    assert values(items["Q912"], "P299") == ["466"] and records["nq-1462"]["answers"] == ["466"]
+    germany = items["Q183"]
+    assert [v["id"] for v in values(germany, "P6", "preferred")] == ["Q567"]
+    assert all("P582" in c.get("qualifiers", {}) for c in germany["claims"]["P6"] if c["rank"] == "normal")
+    assert records["nq-1536"]["answers"] == ["yes"]
+    assert "Q83" in [v["id"] for v in values(items["Q2013"], "P408")]
+    assert records["nq-1540"]["answers"] == ["yes"]
+    (consent,) = values(items["Q801"], "P2999")
+    assert consent["unit"].endswith("/Q24564698") and Decimal(consent["amount"]) < 16
+    assert records["nq-1547"]["answers"] == ["no"]
+    (president,) = values(items["Q801"], "P35", "preferred")
+    assert president["id"] not in items and president["id"] not in stream
+    assert records["nq-1560"]["answers"] == ["unknown"]
+    (publisher,) = values(stream["Q61455660"], "P123")
+    assert publisher["id"] not in items and publisher["id"] not in stream
+    assert records["nq-1561"]["answers"] == ["unknown"]
+
+
+def test_fold14_links_followed_backwards_and_close_calls(records: dict[str, dict]) -> None:
+    """Tokke is the one entity whose neighbours (P47) name Seljord; its municipality number is 0833. The
+    Settlers (2019) is the one entity whose country of origin (P495) is Germany; it has two genres. Saarland's
+    preferred country (P17) is Germany, whose HDI dated 1990 is 0.801. China's latest HDI (0.728) beats
+    Thailand's (0.726); Vanuatu's reserves beat Sudan's. Lille is capital (P1376) of 17 units, 8 of them
+    ended. Tokke's 984 km² fall short of a thousand."""
+    items = raw_entities(WIKIDATA_ITEMS)
+    everything = {**raw_entities(WIKIDATA_API), **items}
+
+    def ids(entity: dict, prop: str) -> list[str]:
+        claims = entity.get("claims", {}).get(prop, [])
+        return [c["mainsnak"].get("datavalue", {}).get("value", {}).get("id") for c in claims
+                if c["rank"] != "deprecated"]  # fmt: skip
+
+    assert [q for q, e in everything.items() if "Q2236" in ids(e, "P47")] == ["Q2241"]
+    assert [c["mainsnak"]["datavalue"]["value"] for c in items["Q2241"]["claims"]["P2504"]] == ["0833"]
+    assert records["nq-1484"]["answers"] == ["0833"] and records["nq-1484"]["evidence"]["via"] == ["Q2241"]
+    assert [q for q, e in everything.items() if "Q183" in ids(e, "P495")] == ["Q61455660"]
+    assert len(set(ids(everything["Q61455660"], "P136"))) == 2
+    assert records["nq-1487"]["answers"] == ["2", "two"]
+    preferred = [c for c in items["Q1201"]["claims"]["P17"] if c["rank"] == "preferred"]
+    assert [c["mainsnak"]["datavalue"]["value"]["id"] for c in preferred] == ["Q183"]
+
+    def dated(qid: str, prop: str) -> dict[str, str]:  # year -> amount, one statement a year here
+        claims = items[qid]["claims"][prop]
+        return {c["qualifiers"]["P585"][0]["datavalue"]["value"]["time"][1:5]: c["mainsnak"]["datavalue"][
+            "value"]["amount"] for c in claims}  # fmt: skip
+
+    assert dated("Q183", "P1081")["1990"] == "+0.801"
+    assert records["nq-1491"]["answers"] == ["0.801"]
+    assert records["nq-1491"]["evidence"]["via"] == ["Q1201", "Q183"]
+    china, thailand = dated("Q148", "P1081"), dated("Q869", "P1081")
+    assert china[max(china)] == "+0.728" and thailand[max(thailand)] == "+0.726"
+    assert records["nq-1497"]["answers"][0] == "People's Republic of China"
+    sudan, vanuatu = (items[q]["claims"]["P2134"] for q in ("Q1049", "Q686"))
+    assert len(sudan) == len(vanuatu) == 1
+    reserves = [Decimal(c[0]["mainsnak"]["datavalue"]["value"]["amount"]) for c in (sudan, vanuatu)]
+    assert reserves[1] > reserves[0] and records["nq-1501"]["answers"][0] == "Vanuatu"
+    capital_of = items["Q648"]["claims"]["P1376"]
+    ended = [c for c in capital_of if "P582" in c.get("qualifiers", {})]
+    assert len(capital_of) == 17 and len(ended) == 8 and records["nq-1510"]["answers"] == ["9", "nine"]
+    (area,) = items["Q2241"]["claims"]["P2046"]
+    assert Decimal(area["mainsnak"]["datavalue"]["value"]["amount"]) == 984
+    assert records["nq-1543"]["answers"] == ["no"]
+
+
 def test_inverse_chain(records: dict[str, dict]) -> None:
     capitals = [c["mainsnak"]["datavalue"]["value"]["id"] for c in claims("Q1201", "P36")]
     assert capitals == ["Q1724"]  # Saarland's capital is Saarbrücken
@@ -905,7 +986,7 @@ def test_the_evaluator_asks_the_holdout_fold_only_by_name(records: dict[str, dic
     evaluate = load_script(FOLDER / "evaluate.py")
     everything = list(records.values())
     later = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9", "fold10", "fold11")
-    later += ("fold12", "fold13")
+    later += ("fold12", "fold13", "fold14")
     for fold in later:
         args = evaluate.arguments().parse_args(["run", "--index", "x", "--fold", fold])
         assert args.fold == fold
@@ -923,8 +1004,8 @@ def test_the_evaluator_asks_the_holdout_fold_only_by_name(records: dict[str, dic
                                       for r in rows]}, 1.0, [])  # fmt: skip
     header = (
         "| kind | tune | report | holdout | fold3 | fold4 | fold5 | fold6 | fold7 | fold8 | fold9 | fold10 "
-        "| fold11 | fold12 | fold13 | all |"
+        "| fold11 | fold12 | fold13 | fold14 | all |"
     )
     assert header in section
-    cells = "| - | 100.0 (1/1) | 50.0 (1/2) | - | - | - | - | - | - | - | - | - | - | - | 66.7 (2/3) |"
+    cells = "| - | 100.0 (1/1) | 50.0 (1/2) | - | - | - | - | - | - | - | - | - | - | - | - | 66.7 (2/3) |"
     assert f"| count {cells}" in section
