@@ -1,6 +1,7 @@
 """The plan mode (``kg-plan``): a question read into a ``QuestionPlan`` and executed over the typed
 statements and the graph — chains, comparisons that answer a name, counts of distinct values,
-superlatives over a class in a place, yes/no — and answers held to the plan's constraints.
+superlatives over a class in a place or over a named entity's related items, yes/no — and answers held
+to the plan's constraints.
 
 It goes first for the operations the KG lookup cannot do (estimate near 1 when the plan is sure);
 for plain lookups it stands behind the KG lookup (which answers what its rules read) and before
