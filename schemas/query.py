@@ -253,6 +253,9 @@ class PlanSet(BaseModel):
         None, description="the named entity whose related items form the set: 'Belgium' (its neighbours)"
     )
     relation: str | None = Field(None, description="the relation that lists them, as written: 'neighbours'")
+    described: list[str] = Field(
+        default_factory=list, description="names that pick one of them: 'Norway' ('the twin city in Norway')"
+    )
 
 
 class PlanConstraints(BaseModel):

@@ -24,7 +24,7 @@ from query.lexicon import SPOKEN_NUMBER_WORDS, word_set
 from query.understand import plan_words as words
 from query.understand.mentions import OPENING_WORDS, says_property
 from query.understand.plan_constraints import constrain
-from query.understand.plan_related import RelatedSet, related_set
+from query.understand.plan_related import DescribedMember, RelatedSet, described_member, related_set
 from query.understand.properties import PropertyLabels, stem
 from query.understand.tokens import content_words
 from query.understand.understanding import Understanding
@@ -172,6 +172,12 @@ class RulePlanner:
             op = plan.operation = "superlative"
             reading = _rank_related(plan, related, question, names, hop, notes)
             hop = None
+        described = None
+        if related is None and op in ("lookup", "count") and hop is None:
+            said = [link.mention.text for link in understanding.links]
+            described = _described(question, rest, names, said, reading, self.properties)
+        if described is not None:
+            reading = _pick_described(plan, described, names, notes)
         if op == "superlative" and related is None:
             plan.set = _class_set(question, names)
             if plan.set.place and plan.set.place in plan.mentions:
@@ -190,7 +196,7 @@ class RulePlanner:
             and reading is not None
             and not (hop is not None and reading.property in _HOP_OWN[hop.relation])
         ):
-            _relate(plan, reading, notes)
+            _relate(plan, reading, notes, ", of the member described" if described is not None else "")
         constrain(plan, question, reading)
         if op == "yes_no" and plan.constraints.threshold is None and plan.constraints.comparator is None:
             plan.constraints.value = _membership_value(question, understanding, plan.mentions)
@@ -284,6 +290,42 @@ def _rank_related(
     elif related.then is not None:
         _relate(plan, related.then, notes, ", of the one ranked first")
     return related.ranked
+
+
+def _described(
+    question: str,
+    rest: str,
+    names: _Names,
+    said: list[str],
+    reading: PropertyReading | None,
+    properties: PropertyLabels | None,
+) -> DescribedMember | None:
+    """A member of the first name's related items that the question's other names describe, said as
+    the owner's relation ("Helsinki's twin city in Norway", "the neighbour of Duisburg that …"). The
+    describing names are any the question says (``said``: a page's title such as "Loire" too)."""
+    if reading is None or not names.linked:
+        return None
+    owner, phrase = names.linked[0], re.escape(reading.phrase)
+    name = re.escape(owner)
+    owned = rf"{name}(?:'s|\u2019s)\s+(?:\w+\s+){{0,2}}{phrase}|{phrase}\w*\s+of\s+{name}"
+    if not re.search(owned, question, re.I):
+        return None
+    others = [n for n in said if n != owner and n not in owner and n.lower() not in OPENING_WORDS]
+    return described_member(rest, reading, others, properties)
+
+
+def _pick_described(
+    plan: QuestionPlan, described: DescribedMember, names: _Names, notes: list[str]
+) -> PropertyReading:
+    """The plan of a described member: the owner as the only mention, the set's relation resolved under
+    ``set:``, the names that describe the member, and what is asked of it as the relation."""
+    owner, relation = names.linked[0], described.relation
+    plan.mentions = [owner]
+    plan.set = PlanSet(owner=owner, relation=relation.phrase.lower(), described=list(described.described))
+    plan.resolved[f"set:{relation.phrase.lower()}"] = ",".join((relation.property, *relation.fallbacks))
+    said = ", ".join(repr(d) for d in described.described)
+    notes.append(f"one of {owner}'s {relation.phrase!r} ({relation.property}), described by {said}")
+    return described.then
 
 
 _HOP_OWN = {
@@ -439,6 +481,7 @@ def _names(understanding: Understanding, properties: PropertyLabels | None = Non
         if entity is None and (
             says_property(link.mention.text)
             or _a_property_s_name(link.mention.text, properties)
+            or _an_identifier_s_name(link, understanding.question, properties)
             or (link.mention.start == 0 and first in OPENING_WORDS)
         ):
             continue  # "the DOI of …", "X's ORCID iD": a property's name; "Name the African …": a command
@@ -460,6 +503,24 @@ def _a_property_s_name(text: str, properties: PropertyLabels | None) -> bool:
         return False
     said = normalize_mention(text)
     return any(normalize_mention(m.matched) == said for m in properties.match(text, 3))
+
+
+def _an_identifier_s_name(link: LinkedMention, question: str, properties: PropertyLabels | None) -> bool:
+    """An acronym no entity or page carries, said beside a word for a code, that is a word of a property's
+    name ("Which ISTAT number", "the EU's NUTS … code", "the FIPS 10-4 scheme"): the identifier asked, left
+    to the grounding, not a name the index lacks. Without the code's word it stays a name ("a member of
+    NATO")."""
+    text = link.mention.text
+    if properties is None or link.candidates or not _ACRONYM_NAME.fullmatch(text):
+        return False
+    if not _CODE_NOUN.search(question[max(0, link.mention.start - 40) : link.mention.end + 40]):
+        return False
+    said = set(normalize_mention(text).split())
+    return any(said <= set(normalize_mention(m.matched).split()) for m in properties.match(text, 3))
+
+
+_ACRONYM_NAME = re.compile(r"(?-i:[A-Z]{2,})(?:[ -]\d+(?:-\d+)?)?")
+_CODE_NOUN = re.compile(r"\b(?:codes?|numbers?|ids?|identifiers?|keys?|schemes?)\b", re.I)
 
 
 def _possessors(understanding: Understanding) -> set[str]:
@@ -492,6 +553,8 @@ def _operation(question: str, names: _Names, rest: str) -> str:
     )
     if words.YES_NO_START.match(question) and not alternative:
         return "yes_no"
+    if not _WH_WORD.search(question) and (_OR_NOT.search(question) or words.THRESHOLD.search(question)):
+        return "yes_no"  # "Grauno: higher than 3,000 ft?", "tokke bigger than 1000 km2 or not"
     if words.COUNT_START.search(question) and not words.NOT_COUNTED.search(question):
         return "count"
     if ranked and (
@@ -512,6 +575,10 @@ def _operation(question: str, names: _Names, rest: str) -> str:
         return "superlative"  # "Which South American country has the higher inflation?": no two named
     return "lookup"
 
+
+_WH_WORD = re.compile(r"\b(?:who|whom|whose|what|which|where|when|why|how|name|list|give|tell|count)\b", re.I)
+_OR_NOT = re.compile(r"\bor not\s*[?.!]?\s*$", re.I)
+"""A yes/no question written without its auxiliary: a comparison with a number, or "… or not"."""
 
 _CURRENT_FIGURE = re.compile(
     r"\b(?:the )?(?:most recent|latest|newest) (?:figures?|values?|data|estimates?|numbers?|census)\b",
@@ -536,7 +603,7 @@ def _class_noun(question: str) -> str | None:
                 return noun
             if (noun, token) in (("municipality", "municipalities"), ("comune", "comuni")):
                 return noun
-    if m := _WHICH_NOUN.match(question):
+    if m := _WHICH_NOUN.match(question) or _WHICH_NOUN_IN.match(question):
         return m.group(1).lower()  # "Which Italian football club is the oldest?": the classes say it
     if re.search(rf"\b(?:{continents})\b", question, re.I):
         return "country"  # "Whose HDI is the weakest in Europe?": a continent's members are its countries
@@ -550,6 +617,11 @@ _WHICH_NOUN = re.compile(
 )
 """The class a superlative names in words no class list holds: the lower-case noun (one or two words)
 between "which" (and a demonym) and "is the …" or a participle ("was founded most recently")."""
+
+_WHICH_NOUN_IN = re.compile(
+    r"\s*(?:which|what)\s+((?-i:[a-z]+))\s+(?:in|of|on)\s+(?:the\s+)?(?-i:[A-Z])", re.I
+)
+"""The same noun said before its place ("Which capital in Europe has …")."""
 
 
 def _class_set(question: str, names: _Names) -> PlanSet:
@@ -655,7 +727,7 @@ def _unexplained(
             stem(w) for w in content_words(m.group(1))
         }  # the counted noun: "countries", "twin towns"
     if plan.set is not None:
-        for text in (plan.set.class_phrase, plan.set.place, plan.set.relation):
+        for text in (plan.set.class_phrase, plan.set.place, plan.set.relation, *plan.set.described):
             explained |= {stem(w + end) for w in content_words(text or "") for end in ("", "s", "es")}
     cues = "|".join(p.pattern for p in (words.MAX_CUES, words.MIN_CUES, words.EARLY_CUES, words.LATE_CUES))
     if plan.operation in ("compare", "superlative", "yes_no"):  # a cue of several words ("tops the list")

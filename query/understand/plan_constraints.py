@@ -54,8 +54,9 @@ def constrain(plan: QuestionPlan, question: str, reading: PropertyReading | None
             c.comparator = ">="
         c.threshold = number
         c.threshold_unit = m.group("unit")
-        if m.group("cmp").lower() in ("before", "after"):
-            c.years = [y for y in c.years if y != int(number)]  # the year is the threshold, not a time
+        # the threshold's number is no time of the value ("bigger than 1000 km2"; "after 1990" compares
+        # with the year itself)
+        c.years = [y for y in c.years if y != int(number)]
     elif plan.operation == "yes_no" and (m := words.OR_MORE.search(question)):
         c.threshold = _threshold_number(m.group("num")) * words.SCALES.get(
             (m.group("scale") or "").lower(), 1.0

@@ -1,7 +1,8 @@
-"""A superlative over a named entity's related items ("Which of Belgium's neighbours has the most
-inhabitants?", "the capital of Chile's largest neighbour", "Which country bordering Germany has the
-smallest population?"): the set is what one item-valued relation of the named entity lists, the ranking
-is a second property, and a lookup may follow on the item ranked first.
+"""A named entity's related items, one of them picked — by a ranking ("Which of Belgium's neighbours has
+the most inhabitants?", "the capital of Chile's largest neighbour", "Which country bordering Germany has
+the smallest population?") or by a description that names something ("Helsinki's twin city in *Norway*",
+"Parma's twin town on the *Loire*") — and a lookup or a count on the one picked. The set is what one
+item-valued relation of the named entity lists.
 
 The rules read three things from the words: the set's relation (an everyday phrase or a property label
 whose values are items: "neighbours", "twin towns", "member of"), the ranking property (the words right
@@ -27,7 +28,7 @@ from query.understand.properties import PropertyLabels
 if TYPE_CHECKING:
     from query.understand.plan import PropertyReading
 
-__all__ = ["RelatedSet", "related_set"]
+__all__ = ["DescribedMember", "RelatedSet", "described_member", "related_set"]
 
 RANKED_KINDS = ("number", "date")  # a set of items is ranked by an amount or a time
 
@@ -96,3 +97,28 @@ def _words_before(text: str, phrase: str) -> str:
         return ""
     said = before.group(1)
     return said if words.SUPERLATIVE_CUES.search(said) or words.MAX_CUES.search(said) else ""
+
+
+@dataclass(frozen=True)
+class DescribedMember:
+    """A member of a related set picked by the names its description says, and what is asked of it."""
+
+    relation: PropertyReading  # the relation listing the set ("twin city" → P190)
+    then: PropertyReading  # what is looked up (or counted) on the member picked
+    described: tuple[str, ...]  # the names that describe it ("Norway", "Loire")
+
+
+def described_member(
+    rest: str, reading: PropertyReading | None, others: list[str], properties: PropertyLabels | None
+) -> DescribedMember | None:
+    """A member of the first name's related set described by the question's other names ("Helsinki's
+    twin city in Norway lies on how many bodies of water?"), or None. Only names describe: a common
+    word ("pilgrimage town") would be matched against whole pages and found by accident."""
+    from query.understand.plan import property_for  # the planner imports this module
+
+    if reading is None or reading.kind != "entity" or not others:
+        return None
+    then = property_for(_without(rest, reading.phrase, reading.property), properties)
+    if then is None or then.property == reading.property:
+        return None
+    return DescribedMember(reading, then, tuple(others))

@@ -50,8 +50,8 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
     # and the "highest"/"lower" of elevation that the same questions say ("the highest inflation")
     _words(
         "P2299",
-        r"\b(?:ppp|purchasing[ -]power)\b[\w\- ]{0,40}?\bper[ -](?:capita|head|person|inhabitant)\b"
-        r"|\bper[ -](?:capita|head|person|inhabitant)\b[\w\- ]{0,40}?\b(?:ppp|purchasing[ -]power)\b",
+        r"\b(?:ppp|purchasing[ -]power)\b[\w\-, ]{0,80}?\bper[ -](?:capita|head|person|inhabitant)\b"
+        r"|\bper[ -](?:capita|head|person|inhabitant)\b[\w\-, ]{0,80}?\b(?:ppp|purchasing[ -]power)\b",
         "number",
     ),
     _words(
@@ -228,6 +228,16 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
         r"|\b(?:people|folks|someone|somebody|residents?|natives?|inhabitants?|locals)\b (?:from|of|in) "
         r"[\w .'\-]{1,40}? (?:are |is )?(?:called|known as|named)\b",
         "text",
+    ),
+    # "X is the seat of how many administrative units", "For how many areas is X the administrative
+    # centre": the noun before "of how many" (or after the name) is the relation, what follows "how
+    # many" only what is counted; before P150's "administrative units" and P36's "capital"
+    _words(
+        "P1376",
+        r"\b(?:administrative )?(?:seat|cent(?:re|er)|capital) of how many\b"
+        r"|\bhow many\b[\w ]{1,40}?\b(?:is|was)\b[\w\- .']{1,40}?"
+        r"\bthe (?:administrative )?(?:seat|cent(?:re|er)|capital)\b",
+        "entity",
     ),
     _words("P190", r"\btwin\w*|\bsister (?:cit|town)", "entity"),
     _words(

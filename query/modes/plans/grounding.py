@@ -25,11 +25,12 @@ put into a query.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from index.statements import TypedStatement
-from query.lexicon import word_set
+from query.lexicon import NUMBER_WORDS, word_set
 from query.modes.plans import operations as ops
 from query.modes.plans import values as v
 from query.modes.plans.graph_reads import PlanReads
@@ -44,6 +45,7 @@ DATATYPE_WORDS = frozenset(
 )
 """Words a property's name uses to say what kind of value it holds ("*number of* masts", "launch *date*",
 "visitors per *year*", "Smithsonian volcano *identifier*"): a question may leave them out."""
+IDENTIFIER_WORDS = frozenset(stem(w) for w in word_set("code"))
 READABLE = frozenset({"wikibase-item", "quantity", "time", "string", "monolingualtext", "external-id"})
 PROPERTY_GAIN = 0.5  # the rules take 0.5 off a plan with no property; a property read here gives it back
 WORD_GAIN = 0.1  # and 0.1 for every unread word it reads
@@ -67,24 +69,53 @@ def held_match(
     among ``words``, at least one of them ``unread``; more words read first, then a label before an
     alias, then the older (more general) property."""
     best: tuple | None = None
+    words = words | {_DIGITS[w] for w in words if w in _DIGITS}  # "three-letter" says alpha-"3"
     for pid in held:
         if properties.datatype(pid) not in datatypes:
             continue
         for name, is_label, name_words in properties.names(pid):
             covered, missing = _said(name_words, words)
-            if not covered & unread or missing - DATATYPE_WORDS:
+            if (squeezed := stem("".join(content_words(name)))) in words:  # "PMCID" says "PMC ID"
+                covered, missing = {*name_words, squeezed}, set()
+            optional = _optional(name, name_words, covered)
+            if properties.datatype(pid) == "external-id":
+                optional |= IDENTIFIER_WORDS  # "its ISO number": an identifier's name may not say "code"
+            if not covered & unread or missing - DATATYPE_WORDS - optional:
                 continue
-            key = (len(covered), is_label, -len(name_words - covered), -_rank(pid))
+            said_by = {w for w in name_words if ADJECTIVES_OF.get(w, frozenset()) & words}  # "digit": numeric
+            unsaid = name_words - covered - said_by
+            key = (len(covered), is_label, -len(unsaid), -_rank(pid))
             if best is None or key > best[0]:
                 best = (key, HeldMatch(pid, name, frozenset(covered)))
     return best[1] if best else None
 
+
+_DIGITS = {stem(word): str(n) for n, word in enumerate(NUMBER_WORDS)}
+
+
+def _optional(name: str, name_words: frozenset[str], covered: set[str]) -> set[str]:
+    """Words of a property's name a question may leave out besides the datatype's: the standard's
+    numbers ("ISO *3166-1* numeric code") once two other words of the name are said (*ISO* alone is not
+    ISNI's "ISO 27729"), an aside in parentheses ("FIPS 10-4 *(countries and regions)*") and the
+    nationality that says whose scheme it is ("*Norwegian* municipality number", "*German* municipality
+    key": the subject already lies there)."""
+    numbers = {w for w in name_words if any(c.isdigit() for c in w)}
+    if len(covered - numbers) < 2:
+        numbers = set()
+    aside = {stem(w) for part in re.findall(r"\(([^()]*)\)", name) for w in content_words(part)}
+    return numbers | aside | {stem(w.lower()) for w in _NATIONALITY.findall(name)}
+
+
+_NATIONALITY = re.compile(r"\b(?-i:[A-Z][a-z]+(?:ian|an|ish|ese|ch|i))\b")
+"""How a nationality's adjective is written ("Norwegian", "German", "Italian", "French", "Swedish")."""
 
 ADJECTIVES_OF = {stem(noun): frozenset(stem(a) for a in adjectives.split()) for noun, adjectives in (
     ("width", "wide"), ("breadth", "broad wide"), ("depth", "deep"), ("length", "long"),
     ("height", "high tall top"), ("weight", "heavy"), ("mass", "heavy"), ("speed", "fast"),
     ("phone", "ring call dial telephone"), ("telephone", "ring call dial phone"),
     ("encoded", "coding codes made comes"),  # "the gene coding for the protein", "a protein made from a gene"
+    ("alpha", "letter"),  # "the three-letter code": ISO 3166-1 alpha-3
+    ("numeric", "digit"),  # "its three-digit ISO number": ISO 3166-1 numeric code
 )}  # fmt: skip
 """A dimension's noun → the adjective a question says it with ("more than 12 metres *wide*": *width*,
 an alias of a ship's beam); a telephone's noun → the verbs it is used with ("numbers you can *ring*");

@@ -26,7 +26,7 @@ from query.modes.plans import values as v
 from query.modes.plans.graph_reads import PlanReads
 from query.modes.plans.grounding import Grounding
 from query.modes.plans.operations import CannotExecute, Outcome, Subject
-from query.modes.plans.related import rank_related
+from query.modes.plans.related import described, rank_related
 from query.tabulate.entities import entity_name
 from query.understand.plan import RulePlanner, plan_entity, unknown_name
 from query.understand.plan_llm import LlmPlanner
@@ -37,6 +37,7 @@ from schemas.query import LinkedMention, QueryResult, QuestionPlan
 NAME = "kg-plan"
 LLM_ESTIMATE = 0.55  # behind a sure KG lookup, before retrieve → read
 SURE_PROPERTY = 0.95  # the intent's property read from the property's own label or alias: kg-lookup's
+PAGE_ROWS = 400  # rows of an entity's own page read to match a description against
 
 
 class PlanModeSettings(BaseModel):
@@ -98,8 +99,11 @@ class PlanMode:
             plan.confidence = max(plan.confidence, 0.85)
 
     def ground(self, plan: QuestionPlan, understanding: Understanding) -> None:
-        """The unread words matched against the properties the plan's subject holds (in place)."""
+        """The unread words matched against the properties the plan's subject holds (in place); not for
+        a related set, whose answer is read from a member, not the named entity."""
         if self.reads is None or self.planner.properties is None or not plan.mentions:
+            return
+        if plan.set is not None and plan.set.owner:
             return
         subject = self.subjects(plan, understanding).get(plan.mentions[0])
         if subject is not None:
@@ -186,10 +190,10 @@ class PlanMode:
             return Outcome(None, f"{unknown[0]!r} names nothing in the index")
         props = [p.split(",") for p in (plan.resolved.get(f"relation:{r}", "") for r in plan.relations)]
         props = [p for p in props if p and p[0]]
-        if plan.operation == "superlative" and plan.set is not None and plan.set.owner:
+        if plan.set is not None and plan.set.owner:
             return self.related(plan, props, subjects)
         if plan.operation == "superlative":
-            return self.superlative(plan, props)
+            return self.superlative(plan, props, understanding.question)
         if not subjects:
             raise CannotExecute("no entity of the plan is linked")
         if not props and plan.operation == "yes_no" and plan.constraints.value:
@@ -308,10 +312,28 @@ class PlanMode:
             return ops.named_value(self.reads, subjects[0], props, question, named)
         return ops.membership(self.reads, subjects[0], value, props)
 
-    def superlative(self, plan: QuestionPlan, props: list[list[str]]) -> Outcome:
+    def superlative(self, plan: QuestionPlan, props: list[list[str]], question: str) -> Outcome:
         assert self.reads is not None
         if plan.set is None or not plan.set.class_phrase or not plan.set.place or not props:
             raise CannotExecute("a superlative needs a class, a place and a property")
+        qualifier = _unread_qualifier(plan, question)
+        narrower = (
+            next(
+                (p for p in (f"{qualifier} {plan.set.class_phrase}", qualifier) if self.reads.class_ids(p)),
+                None,
+            )
+            if qualifier
+            else None
+        )
+        if qualifier and narrower:
+            # "capital city": the words name classes of their own; they are the set
+            plan.notes.append(f"{narrower!r} names the classes read, not {plan.set.class_phrase!r} alone")
+            plan.set.class_phrase = narrower
+            plan.unexplained = [w for w in plan.unexplained if w != qualifier]
+        elif qualifier:
+            # "Asia's landlocked nations": ranking every nation of Asia would answer another question
+            said = f"{qualifier!r} narrows {plan.set.class_phrase!r}"
+            return Outcome(None, f"{said} and no class of the index is read by it")
         place = self.reads.place(plan.set.place)
         if place is None:
             raise CannotExecute(f"the place {plan.set.place!r} is not in the index")
@@ -337,7 +359,20 @@ class PlanMode:
         if owner is None or not set_props[0] or not props:
             raise CannotExecute("a related set needs its owner linked, its relation and a property")
         plan.resolved[f"mention:{plan.set.owner}"] = owner.entity_id
-        return rank_related(self.reads, owner, set_props, props, plan)
+        if plan.operation == "superlative":
+            return rank_related(self.reads, owner, set_props, props, plan)
+        member = described(self.reads, owner, set_props, plan.set.described, self._text_of)
+        plan.notes.append(f"{', '.join(plan.set.described)} describes {member.label} ({member.entity_id})")
+        return self.chain(plan, member, props)
+
+    def _text_of(self, entity_id: str) -> str:
+        """What an entity says of itself: its label, its description and the rows of its own page."""
+        assert self.reads is not None
+        info = self.reads.entities.get(entity_id)
+        pairs = self.reads.graph.page_evidence([entity_id], PAGE_ROWS)
+        rows = self.evidence.get([e for _, e in pairs])
+        own = [info.label, info.description or ""] if info is not None else []
+        return " ".join(own + [r.text for r in rows])
 
     # -- the result --------------------------------------------------------------------------------
 
@@ -399,6 +434,19 @@ def _year_if_asked(outcome: Outcome, question: str) -> Outcome:
     ):
         return outcome
     return Outcome(str(first.value_year), outcome.note, outcome.statements, None, outcome.entity_id)
+
+
+def _unread_qualifier(plan: QuestionPlan, question: str) -> str | None:
+    """A word the plan left unread written right before its class noun ("landlocked nations"): the set
+    asked is narrower than the class read."""
+    nouns = (plan.set.class_phrase or "").split(", ") if plan.set is not None else []
+    for word in plan.unexplained:
+        for noun in nouns:
+            # a word of its own, not the end of a compound cue ("lowest-lying commune")
+            forms = "|".join(re.escape(f) for f in (noun, noun + "s", noun + "es", noun[:-1] + "ies"))
+            if re.search(rf"(?<![\w\-]){re.escape(word)}\s+(?:{forms})\b", question, re.I):
+                return word
+    return None
 
 
 def _names_a_graph_thing(plan: QuestionPlan) -> bool:

@@ -1,6 +1,7 @@
-"""A superlative over a named entity's related items, executed: the owner's relation listed (its
-best-rank item values without an end time, as a count counts them), the members ranked by the plan's
-first relation, and the plan's later relations looked up on the one ranked first.
+"""A named entity's related items, executed: the owner's relation listed (its best-rank item values
+without an end time, as a count counts them), one member picked — ranked first by the plan's first
+relation, or described by the names the question says — and the plan's later relations looked up (or
+counted) on it.
 
 The ranking is only as complete as the set. A member the index holds nothing of (outside the dumps, or
 outside a build's scope) cannot be ranked, so the engine refrains and names the members it lacks, and
@@ -12,6 +13,9 @@ without the ranked property are left out and listed, as in a superlative over a 
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+
 from query.modes.plans import operations as ops
 from query.modes.plans import values as v
 from query.modes.plans.graph_reads import PlanReads
@@ -19,7 +23,7 @@ from query.modes.plans.operations import Outcome, Subject
 from query.tabulate.entities import entity_name
 from schemas.query import QuestionPlan
 
-__all__ = ["members", "rank_related"]
+__all__ = ["described", "members", "rank_related"]
 
 
 def members(reads: PlanReads, owner: Subject, set_properties: list[str]) -> list[Subject]:
@@ -83,3 +87,32 @@ def _partial(reads: PlanReads, held: list[Subject], prop: list[str], plan: Quest
     except ops.CannotExecute as exc:
         return f"; of the {len(held)} it holds: {exc}"
     return f"; of the {len(held)} it holds, {ranked.answer or 'none'} would come first ({ranked.note})"
+
+
+def described(
+    reads: PlanReads,
+    owner: Subject,
+    set_properties: list[str],
+    names: list[str],
+    texts: Callable[[str], str],
+) -> Subject:
+    """The one member of the owner's related items (either way round: Helsinki's twin towns and the towns
+    that name Helsinki as theirs) whose label, description or page says most of the describing names;
+    ``CannotExecute`` when none says any, or two say as many."""
+    found = {m.entity_id: m for m in members(reads, owner, set_properties)}
+    for prop in set_properties:
+        backwards = reads.backwards(owner.entity_id, prop)
+        found.update({i: Subject(i, entity_name(label)) for i, label in backwards})
+    held = [m for m in found.values() if reads.known(m.entity_id)]
+    said = f"{owner.label}'s {'/'.join(set_properties)} values"
+    scored = sorted(((_says(texts(m.entity_id), names), m) for m in held), key=lambda sm: -sm[0])
+    if not scored or scored[0][0] == 0:
+        raise ops.CannotExecute(f"none of the {len(held)} {said} the index holds says {', '.join(names)}")
+    if len(scored) > 1 and scored[1][0] == scored[0][0]:
+        raise ops.CannotExecute(f"{scored[0][1].label} and {scored[1][1].label} both say {', '.join(names)}")
+    return scored[0][1]
+
+
+def _says(text: str, names: list[str]) -> int:
+    """How many of the names the text says, as whole words."""
+    return sum(bool(re.search(rf"\b{re.escape(n)}\b", text, re.I)) for n in names)
