@@ -114,6 +114,12 @@ def print_gc(report: GcReport) -> None:
             f"{versions.deleted_bytes / 1e6:.1f}",
         )
     console.print(table)
+    recent = state is not None and state.newest_record_hours is not None
+    if recent and dry and state.newest_record_hours < state.grace_hours:
+        console.print(
+            f"The newest change record is {state.newest_record_hours:.1f} h old, younger than the grace "
+            f"period ({state.grace_hours:g} h): a collection now would be refused without --force."
+        )
     if state is not None and state.blobs_young:
         console.print(
             f"{state.blobs_young:,} unnamed blobs are younger than {state.grace_hours:g} h "
