@@ -1,6 +1,6 @@
 """Scheduled index rebuild: discover → ingest each shard → plan → verbalize each file → embed each
 evidence file, beside the other index stages → vectors (assembles the embedded parts) → validate →
-publish (emits the ``hqa_index`` asset) → report.
+publish (emits the ``hqa_index`` asset) → report → gc (deletes what object storage no longer needs).
 
 Wiring only: every task calls one step of ``index.rebuild``. Unchanged shards and stages are
 skipped by those steps; when nothing changed at all, the plan has no files to verbalize, the
@@ -84,6 +84,10 @@ def hqa_index_rebuild():
     def report(outcomes, plan, manifest, params=None):
         return rebuild.report(params, list(outcomes), plan, manifest)
 
+    @task(trigger_rule="none_failed")
+    def gc(params=None):
+        return rebuild.gc(params)
+
     outcomes = ingest.expand(job=discover())
     planned = plan(outcomes)
     files = verbalize.partial(plan=planned).expand(job=files_to_verbalize(planned))
@@ -102,7 +106,7 @@ def hqa_index_rebuild():
     checks = validate(planned)
     [graph, bm25, vectors, statements, tables] >> checks
     manifest = publish(planned, [evidence_stage, entities, bm25, vectors, graph, statements, tables], checks)
-    report(outcomes, planned, manifest)
+    report(outcomes, planned, manifest) >> gc()
 
 
 hqa_index_rebuild()

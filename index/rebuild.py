@@ -10,13 +10,14 @@ for its run that every later step checks first, so a worker that does not see th
 once.
 The order: ``discover`` → ``ingest`` (one per shard) → ``plan`` → ``verbalize`` (one per ingest file)
 → ``evidence`` → ``embed`` (one per evidence file) and the stages (six of them; ``vectors`` after every
-``embed``) → ``validate`` → ``publish`` → ``report``. ``hqa build`` runs the same library functions in
-one process.
+``embed``) → ``validate`` → ``publish`` → ``report`` → ``gc`` (garbage in object storage,
+``index.state_gc``). ``hqa build`` runs the same library functions in one process.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -42,6 +43,7 @@ from index.rebuild_report import make_report, render_markdown, write_report
 from index.remote_versions import remote_root, upload_version
 from index.shared_state import local, new_marker, portable, require_marker, run_name, write_marker
 from index.state_exchange import StateExchange, StepSession
+from index.state_gc import collect_garbage
 from index.versions import CURRENT, CURRENT_FILE, VersionStore
 from ingest.pipeline import IngestInputs, finish_ingest, prepare_ingest_dir, sample_inputs
 from ingest.remote_inputs import copy_path, stage_inputs
@@ -58,6 +60,8 @@ from ingest.shard_plan import (
 from ingest.wikidata.ingest import WikidataScope
 from schemas.build import Manifest, StageReport
 from schemas.settings import HqaSettings
+
+log = logging.getLogger(__name__)
 
 INDEX_ASSET_NAME = "hqa_index"
 INDEX_ASSET_URI = "hqa://index/current"
@@ -457,3 +461,20 @@ def report(params: Json, outcomes: list[Json], plan: Json, manifest: Json | None
         result = make_report(results, build, current)
         path = write_report(result, settings.reports_dir)
     return {"report": str(path), "markdown": render_markdown(result), **result.model_dump(mode="json")}
+
+
+def gc(params: Json) -> Json:
+    """Collect the garbage in object storage (``index.state_gc``): under the state URL, blobs no longer
+    named and older than ``remote.gc_grace_hours`` and old checkpoints; under the remote URL, versions
+    beyond ``index.keep_versions``. Returns the report; a no-op, saying so, without either URL.
+
+    The last task of the run, after *publish* and *report*: no step of this run pushes any more, and the
+    DAG runs one run at a time, so no other run's step does either. That is why it collects although its
+    own run's records are younger than the grace period (``force``); the grace period still keeps the
+    blobs this run uploaded and already replaced, which the next run's collection deletes."""
+    settings = RebuildParams.model_validate(params).settings()
+    remote = settings.remote
+    if not remote.state_url and not remote.url:
+        log.info("gc: neither remote.state_url nor remote.url is set: nothing in object storage to collect")
+        return {"state": None, "versions": None}
+    return collect_garbage(remote, settings.index.keep_versions, force=True).model_dump(mode="json")

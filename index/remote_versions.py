@@ -7,6 +7,12 @@ uploaded list (size and SHA-256), and only then publishes it locally through the
 switch a build uses. A failed or half-done sync therefore never moves the local ``current``; a version
 already here is not downloaded again, and an interrupted download resumes with the files it had checked.
 The remote layout is in ``index.remote_listing``.
+
+Old versions are deleted from the remote by ``prune_remote_versions`` (the rebuild's last task and
+``hqa index gc``): never the one ``current`` names, nor the newest ``index.keep_versions``. A query node
+that is syncing a version while it is deleted fails with ``SyncError`` naming the missing object and keeps
+its local ``current`` (the download goes to a build folder, published only once every file is checked);
+its next sync follows ``current`` to a version that is there.
 """
 
 from __future__ import annotations
@@ -14,16 +20,18 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from index.integrity import IndexDamaged, damaged_files
 from index.remote_listing import (
     CURRENT_KEY,
     FILE_LIST,
+    VERSIONS,
     RemoteFile,
     RemoteFileList,
     RemotePointer,
@@ -142,7 +150,10 @@ def remote_listing(remote: RemoteRoot) -> RemoteFileList:
             f"{remote.url}/{CURRENT_KEY} names {pointer.version}, but {remote.url}/{key} is missing: the "
             "upload was cut short or the version was deleted; upload it again from the build host"
         )
-    listing = RemoteFileList.model_validate_json(remote.read_bytes(key))
+    try:
+        listing = RemoteFileList.model_validate_json(remote.read_bytes(key))
+    except RemoteError as exc:  # deleted after the check above: pruned while this node looked
+        raise SyncError(f"{exc}: the version {pointer.version} was deleted meanwhile; sync again") from exc
     if listing.version != pointer.version:
         raise SyncError(f"{remote.url}/{key} lists version {listing.version}, not {pointer.version}")
     return listing
@@ -243,6 +254,75 @@ def _matches(path: Path, expected: RemoteFile) -> bool:
     except FileNotFoundError:
         return False
     return file_sha256(path) == expected.sha256
+
+
+class VersionGcReport(BaseModel):
+    """What ``prune_remote_versions`` kept and deleted (or, in a dry run, would delete) under one remote."""
+
+    url: str
+    dry_run: bool
+    current: str | None = Field(description="the version the remote current names (None: no pointer)")
+    kept: list[str]
+    young: list[str] = Field(description="kept only because an object of theirs is younger than the grace")
+    deleted: list[str]
+    deleted_objects: int
+    deleted_bytes: int
+    seconds: float
+
+
+def prune_remote_versions(
+    remote: RemoteRoot, keep: int, grace_hours: float, *, dry_run: bool = False
+) -> VersionGcReport:
+    """Delete the uploaded versions other than the one ``current`` names and the ``keep`` newest (by
+    name, which sorts by time), unless an object of theirs is younger than ``grace_hours``.
+
+    ``keep`` is ``index.keep_versions``, the number a query node keeps on disk: so every version a node
+    may still hold, and be pointed back to, can also be synced again or checked against its file list,
+    and one setting says how far back a rollback reaches. The grace period keeps a version being uploaded
+    right now (``hqa sync --push`` of an older version, whose name does not sort last). ``current`` is
+    read before the listing: a version uploaded after it is not listed, so not touched.
+
+    A node syncing a version while it is deleted fails with ``SyncError`` and keeps its local current
+    (this module's docstring)."""
+    if keep < 1:
+        raise ValueError(f"keep must be at least 1, got {keep}")
+    started = time.monotonic()
+    try:
+        current = RemotePointer.model_validate_json(remote.read_bytes(CURRENT_KEY)).version
+    except RemoteError:
+        current = None  # nothing was ever made current: the newest are kept all the same
+    cutoff_ns = time.time_ns() - int(grace_hours * 3600e9)
+    sizes: dict[str, list[int]] = {}  # version → [objects, bytes, newest mtime]
+    for obj in remote.objects(VERSIONS):
+        version = obj.key.removeprefix(VERSIONS + "/").split("/", 1)[0]
+        seen = sizes.setdefault(version, [0, 0, 0])
+        seen[0], seen[1], seen[2] = seen[0] + 1, seen[1] + obj.size, max(seen[2], obj.mtime_ns)
+    names = sorted(sizes)
+    wanted = set(names[-keep:]) | ({current} if current else set())
+    young = [v for v in names if v not in wanted and sizes[v][2] > cutoff_ns]
+    doomed = [v for v in names if v not in wanted and v not in young]
+    if not dry_run:
+        for version in doomed:
+            remote.delete_folder(version_key(version))
+    log.info(
+        "%s versions under %s: kept %s, %s %s",
+        "would prune" if dry_run else "pruned",
+        remote.url,
+        ", ".join(v for v in names if v not in doomed) or "none",
+        "would delete" if dry_run else "deleted",
+        ", ".join(doomed) or "none",
+    )
+    return VersionGcReport(
+        url=remote.url,
+        dry_run=dry_run,
+        current=current,
+        kept=[v for v in names if v not in doomed],
+        young=young,
+        deleted=doomed,
+        deleted_objects=sum(sizes[v][0] for v in doomed),
+        deleted_bytes=sum(sizes[v][1] for v in doomed),
+        seconds=round(time.monotonic() - started, 3),
+    )
 
 
 @contextmanager

@@ -414,7 +414,11 @@ class StateExchange:
         return stats
 
     def _put_blob(self, rel: str, stamp: LocalStamp, sha: str) -> int:
-        """Upload a file's bytes under their SHA-256 unless that blob is there; returns the bytes sent."""
+        """Upload a file's bytes under their SHA-256 unless that blob is there; returns the bytes sent.
+
+        A blob found here may be one no record names any more: a garbage collection running now could
+        delete it before this step's record names it, which is why none may run during a rebuild
+        (``index.state_gc``)."""
         key = blob_key(sha)
         if self.remote.exists(key):
             return 0

@@ -14,6 +14,8 @@ Why blobs by content and a log rather than one object per path: steps of one run
 several machines (mapped ingest, verbalize and embed tasks, the six stages). An object per path would
 need a listing that two writers update together; here every writer only adds objects of its own (a log
 record never changes, a blob's name is its content), so nothing is overwritten and nothing is locked.
+Steps never delete; garbage collection (``index.state_gc``), run when no step is running, deletes blobs
+the current state no longer names and checkpoints older than the newest few, never a change record.
 The state is the log replayed in name order (a later change to a path wins). Unchanged files cost one
 existence check, not an upload, and a file shared by two index versions is stored once. A reader checks
 every blob it downloads against the size and SHA-256 its record names.

@@ -13,9 +13,10 @@ make visible; keep it above the largest clock difference between workers plus th
 
 A checkpoint that cannot be read (cut short, not gzip or JSON, another format, or not the one its name
 says) is skipped with a warning naming it, and the next older one (or the whole log) is used: nothing
-deletes records, so the records a checkpoint folds are all still there and give the same state; failing
-the step instead would stop a rebuild on an object that only saves time. A damaged record, which has no
-such fallback, fails the step naming its object.
+deletes records (garbage collection, ``index.state_gc``, deletes old checkpoints and blobs no longer
+named, never a record), so the records a checkpoint folds are all still there and give the same state,
+which names only blobs the collection keeps; failing the step instead would stop a rebuild on an object
+that only saves time. A damaged record, which has no such fallback, fails the step naming its object.
 
 Records read before and the checkpoint in use are kept in the scratch (a record never changes once
 written); copies of records older than the checkpoint are removed, so the scratch stays bounded too.
@@ -198,7 +199,7 @@ class ChangeLog:
             cached = copy.is_file()
             try:
                 data = copy.read_bytes() if cached else self.remote.read_bytes(key)
-            except RemoteError:  # listed, then gone: not ours to delete, but tolerated like damage
+            except RemoteError:  # listed, then gone (a garbage collection): tolerated like damage
                 data = b""
             if not cached:
                 self.stats.fetched_bytes += len(data)

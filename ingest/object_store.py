@@ -50,6 +50,16 @@ class Moved:
 
 
 @dataclass(frozen=True)
+class StoredObject:
+    """One object as a listing saw it: its key under the root, its size, and when it was last written
+    (an S3 object's LastModified, a file's mtime)."""
+
+    key: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True)
 class RemoteRoot:
     """A folder in an object store: a pyarrow file system and the path of the folder inside it."""
 
@@ -88,6 +98,30 @@ class RemoteRoot:
 
     def exists(self, key: str) -> bool:
         return self.info(key).type == pafs.FileType.File
+
+    def objects(self, folder: str) -> list[StoredObject]:
+        """Every object under ``folder``, at any depth (none when the folder is missing), in key order."""
+        selector = pafs.FileSelector(self.path(folder), recursive=True, allow_not_found=True)
+        infos = self.fs.get_file_info(selector)
+        found = (
+            StoredObject(i.path.removeprefix(self.base + "/"), i.size, i.mtime_ns)
+            for i in infos
+            if i.type == pafs.FileType.File
+        )
+        return sorted(found, key=lambda o: o.key)
+
+    def delete(self, key: str) -> bool:
+        """Delete one object; False when it was gone already."""
+        try:
+            self.fs.delete_file(self.path(key))
+        except FileNotFoundError:
+            return False
+        return True
+
+    def delete_folder(self, key: str) -> None:
+        """Delete ``key`` and everything under it (nothing when it is missing)."""
+        if self.fs.get_file_info(self.path(key)).type != pafs.FileType.NotFound:
+            self.fs.delete_dir(self.path(key))
 
     def read_bytes(self, key: str) -> bytes:
         """A small object's whole content (pointers, file lists); a missing one raises ``RemoteError``."""

@@ -202,6 +202,15 @@ class RemoteSettings(BaseModel):
         description="only change records named this long before a step read the log are folded into a "
         "checkpoint: keep it above the workers' largest clock difference plus the slowest record upload",
     )
+    gc_grace_hours: float = Field(
+        24.0,
+        ge=0,
+        description="garbage collection (`hqa index gc`, the rebuild's last task) deletes an unreferenced "
+        "blob or published version only when its objects are older than this: a step uploads its blobs "
+        "before the record that names them, so keep it above the slowest step's push plus the clock "
+        "difference between the object store and the collecting host. A day is far above both and well "
+        "below the weekly schedule: what a rebuild leaves behind is gone by the next one's collection",
+    )
 
     @field_validator("url", "state_url")
     @classmethod

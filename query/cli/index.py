@@ -1,4 +1,5 @@
-"""``hqa build`` and ``hqa info``: build a new index version, and show what the versions hold."""
+"""``hqa build``, ``hqa info`` and ``hqa verify``: build a new index version, show what the versions hold,
+check their bytes; ``hqa index gc``: delete what object storage no longer needs (``index.state_gc``)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,12 @@ from index.build_stages import dir_bytes
 from index.integrity import damaged_files, repair_hint
 from index.rebuild_report import LATEST, make_report, write_report
 from index.remote_versions import remote_root, upload_version
+from index.state_gc import GcReport, RunInProgress, collect_garbage
+from index.state_log import StateDamaged
 from index.versions import MANIFEST, VersionGone, VersionLease, VersionStore
+from ingest.object_store import RemoteError
 from ingest.progress import progress
-from query.cli.console import console, shown
+from query.cli.console import console, error_console, shown
 from query.cli.ingest import add_ingest_arguments, print_ingest_report, run_ingest_from_args
 from schemas.settings import HqaSettings
 
@@ -39,6 +43,88 @@ def add_verify(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--index", type=Path, help="index root or a version folder (default <state_dir>/indexes)")
     p.add_argument("--all", action="store_true", help="every kept version, not only the current one")
+
+
+def add_index(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("index", help="maintain the index's object storage")
+    actions = p.add_subparsers(dest="index_command", required=True)
+    gc = actions.add_parser(
+        "gc",
+        help="delete blobs and checkpoints the shared state no longer needs and published versions beyond "
+        "index.keep_versions (remote.state_url, remote.url); never while a rebuild runs",
+    )
+    gc.add_argument("--dry-run", action="store_true", help="report what would be deleted, delete nothing")
+    gc.add_argument(
+        "--force",
+        action="store_true",
+        help="collect although the newest change record is younger than remote.gc_grace_hours (only when "
+        "no rebuild is running: a step pushing meanwhile can lose a blob)",
+    )
+
+
+def cmd_index(args: argparse.Namespace, settings: HqaSettings) -> int:
+    """``hqa index gc``: 0 when collected (or nothing to collect), 1 when refused or failed, 2 without a
+    remote."""
+    remote = settings.remote
+    if not remote.state_url and not remote.url:
+        error_console.print("Nothing to collect: set HQA_REMOTE__STATE_URL and/or HQA_REMOTE__URL.")
+        return 2
+    try:
+        report = collect_garbage(remote, settings.index.keep_versions, dry_run=args.dry_run, force=args.force)
+    except RunInProgress as exc:
+        error_console.print(f"[red]refused:[/red] {shown(str(exc))}")
+        return 1
+    except (StateDamaged, RemoteError, OSError) as exc:
+        error_console.print(f"[red]gc failed:[/red] {shown(str(exc))}")
+        return 1
+    print_gc(report)
+    return 0
+
+
+def print_gc(report: GcReport) -> None:
+    dry = (report.state or report.versions).dry_run
+    table = Table(title="Garbage in object storage" + (" (dry run: nothing deleted)" if dry else ""))
+    for column in ("where", "what", "kept", "deleted" if not dry else "would delete", "MB deleted"):
+        table.add_column(column, justify="left" if column in {"where", "what"} else "right")
+    if (state := report.state) is not None:
+        blobs_kept = f"{state.blobs_kept:,}" + (
+            f" ({state.blobs_young:,} young)" if state.blobs_young else ""
+        )
+        table.add_row(
+            shown(state.url),
+            "blobs",
+            blobs_kept,
+            f"{state.blobs_deleted:,}",
+            f"{state.blobs_deleted_bytes / 1e6:.1f}",
+        )
+        damaged = f" ({state.checkpoints_damaged} damaged)" if state.checkpoints_damaged else ""
+        table.add_row(
+            shown(state.url),
+            "checkpoints",
+            f"{state.checkpoints_kept:,}",
+            f"{state.checkpoints_deleted:,}{damaged}",
+            f"{state.checkpoints_deleted_bytes / 1e6:.1f}",
+        )
+    if (versions := report.versions) is not None:
+        table.add_row(
+            shown(versions.url),
+            "versions",
+            shown(", ".join(versions.kept) or "none"),
+            shown(", ".join(versions.deleted) or "none"),
+            f"{versions.deleted_bytes / 1e6:.1f}",
+        )
+    console.print(table)
+    recent = state is not None and state.newest_record_hours is not None
+    if recent and dry and state.newest_record_hours < state.grace_hours:
+        console.print(
+            f"The newest change record is {state.newest_record_hours:.1f} h old, younger than the grace "
+            f"period ({state.grace_hours:g} h): a collection now would be refused without --force."
+        )
+    if state is not None and state.blobs_young:
+        console.print(
+            f"{state.blobs_young:,} unnamed blobs are younger than {state.grace_hours:g} h "
+            "(remote.gc_grace_hours): a later collection deletes them."
+        )
 
 
 def cmd_verify(args: argparse.Namespace, settings: HqaSettings) -> int:

@@ -9,7 +9,16 @@ from pathlib import Path
 
 from query.cli.ask import add_answer, add_ask, cmd_answer, cmd_ask
 from query.cli.eval import add_eval, cmd_eval
-from query.cli.index import add_build, add_info, add_verify, cmd_build, cmd_info, cmd_verify
+from query.cli.index import (
+    add_build,
+    add_index,
+    add_info,
+    add_verify,
+    cmd_build,
+    cmd_index,
+    cmd_info,
+    cmd_verify,
+)
 from query.cli.ingest import add_ingest, cmd_ingest
 from query.cli.models import add_models, cmd_models
 from query.cli.serve import add_serve, cmd_serve
@@ -27,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_build(sub)
     add_info(sub)
     add_verify(sub)
+    add_index(sub)
     add_sync(sub)
     add_ask(sub)
     add_answer(sub)
@@ -59,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_info(args, settings)
     if args.command == "verify":
         return cmd_verify(args, settings)
+    if args.command == "index":
+        return cmd_index(args, settings)
     if args.command == "sync":
         return cmd_sync(args, settings)
     if args.command == "ask":

@@ -37,6 +37,10 @@ def test_every_dag_imports_cleanly(dag_bag):
     assert rebuild.get_task("embed").is_mapped
     assert rebuild.get_task("evidence_parts").upstream_task_ids == {"plan", "evidence"}
     assert rebuild.get_task("vectors").upstream_task_ids == {"plan", "embed"}
+    # garbage in object storage is collected last, when no step of the run pushes any more
+    assert rebuild.get_task("gc").upstream_task_ids == {"report"}
+    assert rebuild.get_task("gc").downstream_task_ids == set()
+    assert rebuild.get_task("gc").trigger_rule == "none_failed"
     qa = dag_bag.get_dag(QA)
     assert [asset.name for asset in qa.timetable.asset_condition.objects] == ["hqa_index"]
 
@@ -153,6 +157,7 @@ def test_rerun_with_unchanged_inputs_skips_every_shard_and_publishes_nothing(
     assert report["up_to_date"] and not report["published"]
     assert states["verbalize"] == {"skipped"} and states["publish"] == {"skipped"}
     assert states["report"] == {"success"}
+    assert states["gc"] == {"success"}
     assert [p.stat().st_mtime_ns for p in ingest_files] == mtimes  # nothing rewritten
     assert store.current() == current and store.versions() == versions
     assert len(_asset_events()) == events_before  # no new index, no downstream trigger
