@@ -511,9 +511,12 @@ def _an_identifier_s_name(link: LinkedMention, question: str, properties: Proper
     to the grounding, not a name the index lacks. Without the code's word it stays a name ("a member of
     NATO")."""
     text = link.mention.text
-    if properties is None or link.candidates or not _ACRONYM_NAME.fullmatch(text):
+    if properties is None or not _ACRONYM_NAME.fullmatch(text) or plan_entity(link) is not None:
         return False
-    if not _CODE_NOUN.search(question[max(0, link.mention.start - 40) : link.mention.end + 40]):
+    if properties.written_together(text):
+        return True  # "PMCID": the PMC ID
+    near = question[max(0, link.mention.start - 40) : link.mention.end + 40]
+    if not (_CODE_NOUN.search(near) or text.endswith("ID")):  # "PMCID" says its own
         return False
     said = set(normalize_mention(text).split())
     return any(said <= set(normalize_mention(m.matched).split()) for m in properties.match(text, 3))

@@ -101,6 +101,7 @@ class PropertyLabels:
         self._by_word: dict[str, list[_Name]] = {}
         self._by_label: dict[str, str] = {}
         self._names: dict[str, list[_Name]] = {}
+        self._squeezed: dict[str, str] = {}  # a name of several words written as one → its property
         for row in rows:
             pid = row["id"]
             self._properties[pid] = _Property(row["label"], row.get("datatype"), _id_rank(pid))
@@ -114,6 +115,8 @@ class PropertyLabels:
                     pid, row["label"], name, is_label, frozenset(stem(w) for w in content_words(name))
                 )
                 self._by_norm.setdefault(norm, []).append(entry)
+                if " " in norm:
+                    self._squeezed.setdefault(norm.replace(" ", ""), pid)
                 self._names.setdefault(pid, []).append(entry)
                 for w in entry.words:
                     self._by_word.setdefault(w, []).append(entry)
@@ -142,6 +145,10 @@ class PropertyLabels:
     def names(self, property_id: str) -> list[tuple[str, bool, frozenset[str]]]:
         """The property's label and aliases: (name as written, is the label, its stemmed content words)."""
         return [(n.name, n.is_label, n.words) for n in self._names.get(property_id, [])]
+
+    def written_together(self, phrase: str) -> str | None:
+        """The property one of whose names of several words the phrase writes as one ("PMCID": PMC ID)."""
+        return self._squeezed.get(normalize_mention(phrase).replace(" ", ""))
 
     def named(self, phrase: str) -> str | None:
         """The property whose whole label (else whole alias) the phrase is, after normalization; the

@@ -68,16 +68,35 @@ def held_match(
     """The held property whose label or alias the question says best: every specific word of the name
     among ``words``, at least one of them ``unread``; more words read first, then a label before an
     alias, then the older (more general) property."""
-    best: tuple | None = None
     words = words | {_DIGITS[w] for w in words if w in _DIGITS}  # "three-letter" says alpha-"3"
+    found = _held_matches(words, unread, held, properties, datatypes, lenient=False)
+    if not found:
+        # a standard's name without its number ("the FIPS code": FIPS 10-4) when only one held name says it
+        found = _held_matches(words, unread, held, properties, datatypes, lenient=True)
+        if len({m.property for _, m in found}) != 1:
+            return None
+    return max(found, key=lambda km: km[0])[1] if found else None
+
+
+def _held_matches(
+    words: set[str],
+    unread: set[str],
+    held: Iterable[str],
+    properties: PropertyLabels,
+    datatypes: frozenset[str],
+    lenient: bool,
+) -> list[tuple[tuple, HeldMatch]]:
+    """Every held name the words say, with its ranking key (``held_match``)."""
+    out = []
     for pid in held:
         if properties.datatype(pid) not in datatypes:
             continue
         for name, is_label, name_words in properties.names(pid):
             covered, missing = _said(name_words, words)
-            if (squeezed := stem("".join(content_words(name)))) in words:  # "PMCID" says "PMC ID"
-                covered, missing = {*name_words, squeezed}, set()
-            optional = _optional(name, name_words, covered)
+            squeezed = stem("".join(content_words(name)))
+            if len(name_words) > 1 and squeezed in words and not covered:  # "PMCID" says "PMC ID"
+                covered, missing = {squeezed}, set()
+            optional = _optional(name, name_words, covered, lenient)
             if properties.datatype(pid) == "external-id":
                 optional |= IDENTIFIER_WORDS  # "its ISO number": an identifier's name may not say "code"
             if not covered & unread or missing - DATATYPE_WORDS - optional:
@@ -85,22 +104,21 @@ def held_match(
             said_by = {w for w in name_words if ADJECTIVES_OF.get(w, frozenset()) & words}  # "digit": numeric
             unsaid = name_words - covered - said_by
             key = (len(covered), is_label, -len(unsaid), -_rank(pid))
-            if best is None or key > best[0]:
-                best = (key, HeldMatch(pid, name, frozenset(covered)))
-    return best[1] if best else None
+            out.append((key, HeldMatch(pid, name, frozenset(covered))))
+    return out
 
 
 _DIGITS = {stem(word): str(n) for n, word in enumerate(NUMBER_WORDS)}
 
 
-def _optional(name: str, name_words: frozenset[str], covered: set[str]) -> set[str]:
+def _optional(name: str, name_words: frozenset[str], covered: set[str], lenient: bool = False) -> set[str]:
     """Words of a property's name a question may leave out besides the datatype's: the standard's
     numbers ("ISO *3166-1* numeric code") once two other words of the name are said (*ISO* alone is not
     ISNI's "ISO 27729"), an aside in parentheses ("FIPS 10-4 *(countries and regions)*") and the
     nationality that says whose scheme it is ("*Norwegian* municipality number", "*German* municipality
     key": the subject already lies there)."""
     numbers = {w for w in name_words if any(c.isdigit() for c in w)}
-    if len(covered - numbers) < 2:
+    if len(covered - numbers) < 2 and not lenient:
         numbers = set()
     aside = {stem(w) for part in re.findall(r"\(([^()]*)\)", name) for w in content_words(part)}
     return numbers | aside | {stem(w.lower()) for w in _NATIONALITY.findall(name)}
@@ -193,6 +211,9 @@ class Grounding:
             elif match is not None:
                 self._set_final(plan, match.property, match.name, f"{subject.label}'s own property")
                 unread -= match.covered
+        elif (named := self._named_identifier(plan, held, words, unread)) is not None:
+            self._set_final(plan, named.property, named.name, f"{subject.label}'s own identifier, named")
+            unread -= named.covered
         elif (wider := self._wider(plan, held, words, unread)) is not None:
             self._set_final(
                 plan, wider.property, wider.name, f"{subject.label}'s own property, a longer name"
@@ -312,6 +333,17 @@ class Grounding:
             self._set_final(plan, prop, word, f"the one property of {label} measured in {word!r}")
             return unread - {word}
         return unread
+
+    def _named_identifier(
+        self, plan: QuestionPlan, held: dict[str, list[TypedStatement]], words: set[str], unread: set[str]
+    ) -> HeldMatch | None:
+        """An identifier the subject holds, named by unread words, where the rules read only where the
+        subject lies from a verb ("Which ISTAT code *belongs to* Siena?"): an identifier is never a place,
+        and a question that names one asks it."""
+        final = _final(plan)
+        if not final or not set(final) <= plan_words.PLACE_PROPERTIES or plan.operation != "lookup":
+            return None
+        return held_match(words, unread, held, self.properties, frozenset({"external-id"}))
 
     def _wider(
         self, plan: QuestionPlan, held: dict[str, list[TypedStatement]], words: set[str], unread: set[str]

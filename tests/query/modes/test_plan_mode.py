@@ -1054,7 +1054,7 @@ def test_an_identifier_by_the_subject_s_own_property_name(engine, dump, question
 def test_an_identifier_written_as_one_word(engine, dump):
     paper = "Q36427316"
     title = label(dump, paper).rstrip(".")
-    result = engine.ask(f"What PMCID does the paper '{title}' have?")
+    result = engine.ask(f'What PMCID does "{title}" have?')
     assert result.mode == "kg-plan" and result.answer in values_of(dump[paper], "P932"), result.route
 
 
