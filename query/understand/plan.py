@@ -336,6 +336,8 @@ _HOP_OWN = {
     "deathplace": {"P20", "P570"},
     "region": {"P131"},
     "seat": {"P159"},
+    "^subject": {"P921"},
+    "^origin": {"P495"},
 }
 
 
@@ -721,6 +723,9 @@ def _unexplained(
         explained |= {stem(w) for w in content_words(question[hop.start : hop.end])} - {
             stem(w) for w in content_words(hop.entity)
         }
+    if plan.constraints.years and (clause := _DATING_CLAUSE.match(question)):
+        # "Back when it was still West Germany's seat of government, in 1987, …": it only dates the year
+        explained |= {stem(w) for w in content_words(clause.group(0))}
     for aside in re.findall(r"\(([^()]{1,60})\)", question):  # "The Settlers (2019 video game)"
         explained |= {stem(w) for w in content_words(aside)}
     if plan.constraints.threshold_unit:
@@ -758,6 +763,9 @@ def _unexplained(
         left.append(word)
     return left
 
+
+_DATING_CLAUSE = re.compile(r"\s*(?:back )?(?:when|while|at the time)\b[^,]{1,80},", re.I)
+"""A leading clause that says when, before the year it dates ("Back when …, in 1987, …")."""
 
 _FILLER = {
     stem(w)

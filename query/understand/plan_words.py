@@ -192,7 +192,8 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
         "P2573",
         r"(?:\b(?:children|kids)\b[\w\- ]{0,30}?)?(?:\bout[ -]of[ -](?:primary[ -])?school\b"
         r"|\b(?:missing|missed|missing out on|not in|kept out of|absent)(?: from)?(?: the)? (?:primary[ -])?"
-        r"(?:school|classroom)s?\b)",
+        r"(?:school|classroom)s?\b"
+        r"|\b(?:primary[ -])?school[ -]age\b[\w\-'\u2019 ]{0,30}?(?:not|n[\u2019']t|\bun)[ -]?enrolled\b)",
         "number",
     ),
     _words("P1081", r"\bhdi\b|human development(?: index)?", "number"),
@@ -259,7 +260,7 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
         "P150",
         r"\bmake up\b|\bdivided\b|\bsplit into\b|\bconsists? of\b|\bsubdivisions?\b|\bdistricts\b"
         r"|\bcounties\b|\bfederal states\b|\bemirates\b|\bprovinces\b|\bdivisions\b|\badministrative units\b"
-        r"|\bboroughs\b|\bwards\b|\bcantons\b|\bdepartments\b",
+        r"|\bboroughs\b|\bwards\b|\bcantons\b|\bdepartments\b|\bcarved (?:up|into)\b",
         "entity",
     ),
     _words("P569", r"\bborn\b|\bbirth\b|\bbirthday\b|\bcame into the world\b", "date"),
@@ -386,7 +387,8 @@ COUNTED = re.compile(
 )
 """What a count question counts: the words after "how many" or "the number of" ("municipalities that")."""
 NOT_COUNTED = re.compile(
-    r"\bhow many (?:people|inhabitants|residents|folks|persons|human beings|children|square|metres|meters|km"
+    r"\bhow many (?:[A-Z][a-z]+ )?(?:people|inhabitants|residents|folks|persons|human beings|children|kids"
+    r"|square|metres|meters|km"
     r"|feet|lived|live|living|dwell\w*|resided|reside)\b"
     r"(?! (?:are|were|have been|is|was) (?:credited|listed|named|known|shown|involved|behind)\b)",
     re.I,
@@ -443,6 +445,12 @@ ABOVE = frozenset({"more than", "over", "above", "greater than", "larger than", 
 CHAIN_HOPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p, re.I), hop)
     for p, hop in (
+        # "One scholarly article has Germany as its main subject": the one item about X, backwards
+        (r"\b(?:has|have|had|with) (?P<e>(?-i:[A-Z][\w\-]*(?: [A-Z][\w\-]*)*)) as (?:its|their) "
+         r"(?:main )?(?:subject|topic|theme)\b", "^subject"),
+        # "A video game made in Germany": the one work whose country of origin is X, backwards
+        (r"\b(?:an?|one|the only) (?:[a-z\-]+ ){1,3}(?:made|produced|developed|created) in "
+         r"(?P<e>(?-i:[A-Z][\w\-]*(?: [A-Z][\w\-]*)*))", "^origin"),
         (r"\b(?:with|has|having) (?P<e>.+?) (?:as|for) (?:its|their) capital\b", "^capital"),
         (r"^(?P<e>(?-i:[A-Z][\w\-]*(?: [A-Z][\w\-]*)*)) is (?:a|the) (?:national )?capital(?: city)?\.",
          "^capital"),
@@ -523,6 +531,8 @@ HOP_PROPERTIES = {
     "deathplace": ("P20",),
     "region": ("P131",),
     "seat": ("P159", "P131"),
+    "^subject": ("^P921",),
+    "^origin": ("^P495",),
 }
 
 CLASS_SYNONYMS: dict[str, tuple[str, ...]] = {
