@@ -1104,3 +1104,58 @@ def test_a_related_item_picked_by_the_name_that_describes_it(engine, dump):
     assert result.mode == "kg-plan", result.route
     assert Decimal(result.answer.replace(",", "")) == amount(current(dump[twins[0]], "P1082"))
     assert f"describes {label(dump, twins[0])}" in " ".join(result.plan.notes)
+
+
+def items_naming(dump: dict, prop: str, value: str) -> list[str]:
+    """The entities of the dumps with a non-deprecated ``prop`` statement naming ``value``."""
+
+    def names(claim: dict) -> bool:
+        return claim["mainsnak"].get("datavalue", {}).get("value", {}).get("id") == value
+
+    return [
+        eid
+        for eid, e in dump.items()
+        if any(c["rank"] != "deprecated" and names(c) for c in e["claims"].get(prop, []))
+    ]
+
+
+def test_a_backward_hop_through_a_main_subject(engine, dump):
+    about = items_naming(dump, "P921", "Q183")
+    assert len(about) == 1
+    published = current(dump[about[0]], "P577")["mainsnak"]["datavalue"]["value"]["time"][1:5]
+    result = engine.ask("The one paper that has Germany as its main subject was published in which year?")
+    assert result.mode == "kg-plan" and result.answer == published, result.route
+
+
+def test_a_backward_hop_through_a_country_of_origin(engine, dump):
+    made = items_naming(dump, "P495", "Q183")
+    assert len(made) == 1
+    result = engine.ask("A game developed in Germany - how many genres does it have?")
+    assert result.mode == "kg-plan" and result.answer == str(len(ongoing_items(dump[made[0]], "P136")))
+
+
+def test_a_territory_carved_into_parts(engine, dump):
+    result = engine.ask("Germany is carved into how many parts?")
+    assert result.mode == "kg-plan" and result.answer == str(len(ongoing_items(dump["Q183"], "P150")))
+
+
+def one_value_year(entity: dict, prop: str) -> tuple[str, Decimal]:
+    """The latest year the dump gives exactly one value of ``prop`` for, and that value."""
+    by_year: dict[str, set[Decimal]] = {}
+    for claim in entity["claims"][prop]:
+        for when in claim.get("qualifiers", {}).get("P585", []) if claim["rank"] != "deprecated" else []:
+            by_year.setdefault(when["datavalue"]["value"]["time"][1:5], set()).add(amount(claim))
+    year = max(y for y, values in by_year.items() if len(values) == 1)
+    return year, next(iter(by_year[year]))
+
+
+def test_children_of_school_age_not_enrolled(engine, dump):
+    year, value = one_value_year(dump["Q912"], "P2573")
+    result = engine.ask(f"In {year}, how many Malian kids of school age were not enrolled?")
+    assert result.mode == "kg-plan" and Decimal(result.answer.replace(",", "")) == value, result.route
+
+
+def test_a_leading_clause_only_dates_the_year(engine, dump):
+    year, value = one_value_year(dump["Q586"], "P1082")
+    result = engine.ask(f"Back when the Bundestag still met there, in {year}, how many people lived in Bonn?")
+    assert result.mode == "kg-plan" and Decimal(result.answer.replace(",", "")) == value, result.route
