@@ -16,16 +16,18 @@ answer and the mode that gave it.
     python benchmarks/natural_questions/evaluate.py run --index .state/indexes --fold fold12
     python benchmarks/natural_questions/evaluate.py run --index .state/indexes --fold fold13
     python benchmarks/natural_questions/evaluate.py run --index .state/indexes --fold fold14
+    python benchmarks/natural_questions/evaluate.py run --index .state/indexes --fold fold15
     python benchmarks/natural_questions/evaluate.py report
 
 ``run`` asks every question of the chosen folds through ``query.Engine.ask`` (the engine's default modes;
 the reader given) and appends one row per question to ``<out>/rows-<reader>.jsonl``, so an interrupted LLM
 run resumes where it stopped. ``report`` writes ``<out>/before.md`` and ``before.json`` from the rows there.
 ``--fold all`` is tune and report; the holdout, fold3, fold4, fold5, fold6, fold7, fold8, fold9, fold10,
-fold11, fold12, fold13 and fold14 folds are asked only when named (``--fold holdout``, ``--fold fold3``,
-``--fold fold4``, ``--fold fold5``, ``--fold fold6``, ``--fold fold7``, ``--fold fold8``, ``--fold fold9``,
-``--fold fold10``, ``--fold fold11``, ``--fold fold12``, ``--fold fold13``, ``--fold fold14``), so that no
-run made while the engine is being changed looks at them by default.
+fold11, fold12, fold13, fold14 and fold15 folds are asked only when named (``--fold holdout``,
+``--fold fold3``, ``--fold fold4``, ``--fold fold5``, ``--fold fold6``, ``--fold fold7``, ``--fold fold8``,
+``--fold fold9``, ``--fold fold10``, ``--fold fold11``, ``--fold fold12``, ``--fold fold13``,
+``--fold fold14``, ``--fold fold15``), so that no run made while the engine is being changed looks at them
+by default.
 
 Right or wrong, the same rule for every reader: the answer and each gold string are lower-cased and
 stripped of punctuation and thousands separators; equal strings match, and two numbers match when they

@@ -35,8 +35,8 @@ Rules the gold follows (the README says them in words):
   listed in the evidence);
 - the folds: a shuffle seeded with ``SEED`` within each kind, the first half "tune", the rest "report";
   a source line that names its own ``fold`` (the "holdout", "fold3", "fold4", "fold5", "fold6", "fold7",
-  "fold8", "fold9", "fold10", "fold11", "fold12", "fold13" and "fold14" questions, written later) keeps it and
-  stays out of the shuffle, so adding questions never moves an old one to another fold.
+  "fold8", "fold9", "fold10", "fold11", "fold12", "fold13", "fold14" and "fold15" questions, written
+  later) keeps it and stays out of the shuffle, so adding questions never moves an old one to another fold.
 """
 
 from __future__ import annotations
@@ -105,6 +105,7 @@ FOLDS = (
     "fold12",
     "fold13",
     "fold14",
+    "fold15",
 )
 KINDS = ("lookup", "lookup_year", "chain", "comparison", "count", "superlative", "yes_no", "unanswerable")
 OPS = {  # the spec operations each kind may use
@@ -433,8 +434,8 @@ def gold_record(dump: Dump, record: dict) -> dict:
 def assign_folds(records: list[dict], seed: int = SEED) -> None:
     """Half of each kind "tune", the rest "report", by a shuffle seeded per kind (string seeds are
     stable across Python runs, unlike ``hash``). A record that already has its fold (from its source
-    line: the holdout, fold3, fold4, fold5, fold6, fold7, fold8, fold9, fold10, fold11, fold12, fold13 and
-    fold14 questions) keeps it and is not shuffled, so the old split stays as it was."""
+    line: the holdout, fold3, fold4, fold5, fold6, fold7, fold8, fold9, fold10, fold11, fold12, fold13, fold14
+    and fold15 questions) keeps it and is not shuffled, so the old split stays as it was."""
     split = [r for r in records if "fold" not in r]
     for kind in KINDS:
         ids = sorted(r["id"] for r in split if r["kind"] == kind)
@@ -454,7 +455,7 @@ def build(dump: Dump, source: Path) -> list[dict]:
 def summary(records: list[dict]) -> str:
     head = f"  {'kind':<14}{'tune':>6}{'report':>8}{'holdout':>9}"
     head += f"{'fold3':>7}{'fold4':>7}{'fold5':>7}{'fold6':>7}{'fold7':>7}{'fold8':>7}{'fold9':>7}"
-    head += f"{'fold10':>8}{'fold11':>8}{'fold12':>8}{'fold13':>8}{'fold14':>8}"
+    head += f"{'fold10':>8}{'fold11':>8}{'fold12':>8}{'fold13':>8}{'fold14':>8}{'fold15':>8}"
     lines = [f"{len(records)} questions", head]
     for kind in KINDS:
         folds = [r["fold"] for r in records if r["kind"] == kind]
@@ -463,6 +464,7 @@ def summary(records: list[dict]) -> str:
         counts += f"{folds.count('fold6'):>7}{folds.count('fold7'):>7}{folds.count('fold8'):>7}"
         counts += f"{folds.count('fold9'):>7}{folds.count('fold10'):>8}{folds.count('fold11'):>8}"
         counts += f"{folds.count('fold12'):>8}{folds.count('fold13'):>8}{folds.count('fold14'):>8}"
+        counts += f"{folds.count('fold15'):>8}"
         lines.append(f"  {kind:<14}{counts}")
     return "\n".join(lines)
 

@@ -69,7 +69,7 @@ def test_size_kinds_and_folds(records: dict[str, dict]) -> None:
     for kind in KINDS:
         folds = Counter(r["fold"] for r in records.values() if r["kind"] == kind)
         named = {"tune", "report", "holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9"}
-        named |= {"fold10", "fold11", "fold12", "fold13", "fold14"}
+        named |= {"fold10", "fold11", "fold12", "fold13", "fold14", "fold15"}
         assert set(folds) == named, (kind, folds)
         assert abs(folds["tune"] - folds["report"]) <= 1, (kind, folds)
         assert folds["holdout"] >= 10, (kind, folds)
@@ -85,6 +85,7 @@ def test_size_kinds_and_folds(records: dict[str, dict]) -> None:
         assert folds["fold12"] == 13, (kind, folds)
         assert folds["fold13"] == 13, (kind, folds)
         assert folds["fold14"] == 13, (kind, folds)
+        assert folds["fold15"] == 13, (kind, folds)
     assert sum(r["fold"] == "holdout" for r in records.values()) >= 80
     assert sum(r["fold"] == "fold3" for r in records.values()) >= 104
     assert sum(r["fold"] == "fold4" for r in records.values()) == 104
@@ -98,18 +99,19 @@ def test_size_kinds_and_folds(records: dict[str, dict]) -> None:
     assert sum(r["fold"] == "fold12" for r in records.values()) == 104
     assert sum(r["fold"] == "fold13" for r in records.values()) == 104
     assert sum(r["fold"] == "fold14" for r in records.values()) == 104
+    assert sum(r["fold"] == "fold15" for r in records.values()) == 104
     assert len({r["question"].casefold() for r in records.values()}) == len(records)
 
 
 def test_the_holdout_fold_is_named_in_its_source_lines(gold: ModuleType, records: dict[str, dict]) -> None:
-    """The holdout, fold3, fold4, fold5, fold6, fold7, fold8, fold9, fold10, fold11, fold12, fold13 and
-    fold14 questions were written after the split: each source line says its fold, the shuffle leaves them
-    out, so the 207 older questions keep the folds they had. Ids run past three digits from fold9 on (nq-938
-    to nq-1041, fold10 nq-1042 to nq-1145, fold11 nq-1146 to nq-1249, fold12 nq-1250 to nq-1353, fold13
-    nq-1354 to nq-1457, fold14 nq-1458 to nq-1561)."""
+    """The holdout, fold3, fold4, fold5, fold6, fold7, fold8, fold9, fold10, fold11, fold12, fold13, fold14
+    and fold15 questions were written after the split: each source line says its fold, the shuffle leaves
+    them out, so the 207 older questions keep the folds they had. Ids run past three digits from fold9 on
+    (nq-938 to nq-1041, fold10 nq-1042 to nq-1145, fold11 nq-1146 to nq-1249, fold12 nq-1250 to nq-1353,
+    fold13 nq-1354 to nq-1457, fold14 nq-1458 to nq-1561, fold15 nq-1562 to nq-1665)."""
     source = [json.loads(line) for line in gold.SOURCE.read_text(encoding="utf-8").splitlines()]
     later = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9", "fold10", "fold11")
-    later += ("fold12", "fold13", "fold14")
+    later += ("fold12", "fold13", "fold14", "fold15")
     for fold in later:
         named = {r["id"] for r in source if r.get("fold") == fold}
         assert named == {i for i, r in records.items() if r["fold"] == fold}
@@ -128,6 +130,7 @@ def test_the_holdout_fold_is_named_in_its_source_lines(gold: ModuleType, records
         "fold12": 1250,
         "fold13": 1354,
         "fold14": 1458,
+        "fold15": 1562,
     }
     for fold, first in firsts.items():  # each later fold is 104 ids in a row, after the one before
         ids = sorted(int(r["id"][3:]) for r in source if r.get("fold") == fold)
@@ -149,7 +152,7 @@ def test_answers_are_names_numbers_or_refusals_never_bare_ids(records: dict[str,
 
 def test_the_split_is_seeded_and_stratified(gold: ModuleType, records: dict[str, dict]) -> None:
     named = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9", "fold10", "fold11")
-    named += ("fold12", "fold13", "fold14")
+    named += ("fold12", "fold13", "fold14", "fold15")
 
     def unsplit() -> list[dict]:  # a fold the source line names (holdout, fold3, ...) is kept, not shuffled
         shuffled = [{"id": r["id"], "kind": r["kind"], **({"fold": r["fold"]} if r["fold"] in named else {})}
@@ -906,6 +909,76 @@ def test_fold14_links_followed_backwards_and_close_calls(records: dict[str, dict
     assert records["nq-1543"]["answers"] == ["no"]
 
 
+def test_fold15_properties_no_older_fold_asks(records: dict[str, dict]) -> None:
+    """Brazil's Universal Decimal Classification (P1190) is the string (81), held by no other entity. The gene
+    that encodes the protein TsM_000804600.1 (P702) ends (P645) at 1661. Wikidata is named after (P138) two
+    items. Brazil's currency (P38) has eight statements, seven of them ended, so one is counted. Chile's
+    central bank (P1304) and Palermo's head coach (P286) are items neither dump holds. No entity holds
+    fiscal/tax revenue (P3087)."""
+    items = raw_entities(WIKIDATA_ITEMS)
+    stream = raw_entities(WIKIDATA_API)
+    everything = {**stream, **items}
+
+    def values(entity: dict, prop: str) -> list:
+        return [c["mainsnak"]["datavalue"]["value"] for c in entity["claims"].get(prop, [])]
+
+    assert [q for q, e in everything.items() if "P1190" in e.get("claims", {})] == ["Q155"]
+    assert values(items["Q155"], "P1190") == ["(81)"] and records["nq-1562"]["answers"] == ["(81)"]
+    (gene,) = values(everything["Q62372169"], "P702")
+    assert values(everything[gene["id"]], "P645") == ["1661"]
+    assert records["nq-1590"]["answers"] == ["1661"] and records["nq-1590"]["evidence"]["via"] == [gene["id"]]
+    assert len(values(everything["Q2013"], "P138")) == 2 and records["nq-1617"]["answers"] == ["2", "two"]
+    currencies = items["Q155"]["claims"]["P38"]
+    ended = [c for c in currencies if "P582" in c.get("qualifiers", {})]
+    assert len(currencies) == 8 and len(ended) == 7 and records["nq-1625"]["answers"] == ["1", "one"]
+    for qid, prop, rid in (("Q298", "P1304", "nq-1664"), ("Q2674", "P286", "nq-1665")):
+        (value,) = values(everything[qid], prop)
+        assert value["id"] not in everything and records[rid]["answers"] == ["unknown"]
+    assert not [q for q, e in everything.items() if "P3087" in e.get("claims", {})]
+    assert records["nq-1656"]["answers"] == ["unknown"]
+
+
+def test_fold15_links_followed_backwards_years_and_close_calls(records: dict[str, dict]) -> None:
+    """The United Arab Emirates is the one entity whose diplomatic relations (P530) name Bahrain; its ships
+    carry the MIDs 470 and 471. Chicago is the one entity whose twin towns (P190) name Düsseldorf. Malta had
+    325,250 people in 1961 against Bahrain's 167,924, though Bahrain is the more populous today. Mali's 2016
+    growth (5.4 %) beats Sierra Leone's (4.9 %); Vanuatu's 3,031 PPP dollars a head clear 3,000; China's 1.531
+    children per woman in 2008 fall short of Thailand's 1.553."""
+    items = raw_entities(WIKIDATA_ITEMS)
+    everything = {**raw_entities(WIKIDATA_API), **items}
+
+    def ids(entity: dict, prop: str) -> list[str]:
+        claims = entity.get("claims", {}).get(prop, [])
+        return [c["mainsnak"].get("datavalue", {}).get("value", {}).get("id") for c in claims
+                if c["rank"] != "deprecated"]  # fmt: skip
+
+    def amounts(qid: str, prop: str) -> dict[str, str]:  # year -> amount of the statements dated that year
+        out: dict[str, str] = {}
+        for c in items[qid]["claims"][prop]:
+            for when in c.get("qualifiers", {}).get("P585", []):
+                out[when["datavalue"]["value"]["time"][1:5]] = c["mainsnak"]["datavalue"]["value"]["amount"]
+        return out
+
+    assert [q for q, e in everything.items() if "Q398" in ids(e, "P530")] == ["Q878"]
+    mids = [c["mainsnak"]["datavalue"]["value"] for c in items["Q878"]["claims"]["P2979"]]
+    assert sorted(mids) == ["470", "471"] and sorted(records["nq-1588"]["answers"]) == ["470", "471"]
+    assert [q for q, e in everything.items() if "Q1718" in ids(e, "P190")] == ["Q1297"]
+    assert records["nq-1592"]["evidence"]["via"] == ["Q1297"]
+    malta, bahrain = amounts("Q233", "P1082"), amounts("Q398", "P1082")
+    assert malta["1961"] == "+325250" and bahrain["1961"] == "+167924"
+    assert Decimal(bahrain[max(bahrain)]) > Decimal(malta[max(malta)])
+    assert records["nq-1611"]["answers"][0] == "Malta"
+    mali, sierra_leone = amounts("Q912", "P2219"), amounts("Q1044", "P2219")
+    assert Decimal(mali["2016"]) > Decimal(sierra_leone["2016"])
+    assert records["nq-1601"]["answers"][0] == "Mali"
+    (ppp,) = items["Q686"]["claims"]["P2299"]
+    assert Decimal(ppp["mainsnak"]["datavalue"]["value"]["amount"]) == 3031
+    assert records["nq-1649"]["answers"] == ["yes"]
+    china, thailand = amounts("Q148", "P4841"), amounts("Q869", "P4841")
+    assert china["2008"] == "+1.531" and thailand["2008"] == "+1.553"
+    assert records["nq-1645"]["answers"] == ["no"]
+
+
 def test_inverse_chain(records: dict[str, dict]) -> None:
     capitals = [c["mainsnak"]["datavalue"]["value"]["id"] for c in claims("Q1201", "P36")]
     assert capitals == ["Q1724"]  # Saarland's capital is Saarbrücken
@@ -986,7 +1059,7 @@ def test_the_evaluator_asks_the_holdout_fold_only_by_name(records: dict[str, dic
     evaluate = load_script(FOLDER / "evaluate.py")
     everything = list(records.values())
     later = ("holdout", "fold3", "fold4", "fold5", "fold6", "fold7", "fold8", "fold9", "fold10", "fold11")
-    later += ("fold12", "fold13", "fold14")
+    later += ("fold12", "fold13", "fold14", "fold15")
     for fold in later:
         args = evaluate.arguments().parse_args(["run", "--index", "x", "--fold", fold])
         assert args.fold == fold
@@ -1004,8 +1077,8 @@ def test_the_evaluator_asks_the_holdout_fold_only_by_name(records: dict[str, dic
                                       for r in rows]}, 1.0, [])  # fmt: skip
     header = (
         "| kind | tune | report | holdout | fold3 | fold4 | fold5 | fold6 | fold7 | fold8 | fold9 | fold10 "
-        "| fold11 | fold12 | fold13 | fold14 | all |"
+        "| fold11 | fold12 | fold13 | fold14 | fold15 | all |"
     )
     assert header in section
-    cells = "| - | 100.0 (1/1) | 50.0 (1/2) | - | - | - | - | - | - | - | - | - | - | - | - | 66.7 (2/3) |"
+    cells = "| - | 100.0 (1/1) | 50.0 (1/2) | " + "- | " * 13 + "66.7 (2/3) |"
     assert f"| count {cells}" in section
