@@ -271,6 +271,10 @@ PROPERTY_WORDS: tuple[PropertyWords, ...] = (
         "entity",
     ),
     _words("P570", r"\bdie[ds]?\b|\bdeath\b|\bpass(?:ed|es)? away\b", "date"),
+    # "How many people speak Maltese?": a language's speakers, not the population "people" names
+    _words(
+        "P1098", r"\bspeakers\b|\b(?:people|persons|folks|humans) (?:who )?speak\b|\bspoken by\b", "number"
+    ),
     _words("P1082", _POPULATION, "number"),
     _words(
         "P2044",

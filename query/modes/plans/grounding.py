@@ -111,6 +111,24 @@ def _held_matches(
 _DIGITS = {stem(word): str(n) for n, word in enumerate(NUMBER_WORDS)}
 
 
+def _possessed(question: str, mention: str) -> frozenset[str]:
+    """The stemmed lower-case words (up to three) the question says right after "<mention>'s", up to the
+    first word that ends the noun phrase ("Brazil's *population* is split …")."""
+    m = re.search(rf"{re.escape(mention)}(?:'s|\u2019s)((?:\s+(?-i:[a-z]+)){{1,3}})", question)
+    said = []
+    for word in m.group(1).split() if m else []:
+        if word in _PHRASE_ENDS:
+            break
+        said.append(word)
+    return frozenset(stem(w) for w in content_words(" ".join(said)))
+
+
+_PHRASE_ENDS = word_set(
+    "is are was were be been has have had does do did can will would in on of at by for to from with and or "
+    "that which who whose when where"
+)
+
+
 def _optional(name: str, name_words: frozenset[str], covered: set[str], lenient: bool = False) -> set[str]:
     """Words of a property's name a question may leave out besides the datatype's: the standard's
     numbers ("ISO *3166-1* numeric code") once two other words of the name are said (*ISO* alone is not
@@ -222,7 +240,8 @@ class Grounding:
         elif _final(plan) and plan.operation != "yes_no" and unread:
             final = _final(plan)
             needed = not any(p in held for p in final)
-            unread, reached = self._hop(plan, subject, held, words, unread, final, needed)
+            possessed = _possessed(question, plan.mentions[0])
+            unread, reached = self._hop(plan, subject, held, words, unread, final, needed, possessed)
             answered_from = reached if reached is not None else held
             if reached is not None and (wider := self._wider(plan, reached, words, unread)) is not None:
                 self._set_final(
@@ -368,9 +387,12 @@ class Grounding:
         unread: set[str],
         final: list[str],
         needed: bool,
+        possessed: frozenset[str] = frozenset(),
     ) -> tuple[set[str], dict[str, list[TypedStatement]] | None]:
         """A hop through an item-valued property an unread word names, before the asked property; the
-        words left unread and the statements of the entity reached (None: no hop)."""
+        words left unread and the statements of the entity reached (None: no hop). Words said as the
+        subject's possession ("Chile's *central bank*") are a hop whatever they reach: the question asks
+        about the thing possessed, not the subject."""
         hops = {p: s for p, s in held.items() if p not in final}
         match = held_match(words, unread, hops, self.properties, frozenset({"wikibase-item"}))
         if match is None:
@@ -383,6 +405,7 @@ class Grounding:
         said = self._says_kind(reached, match.covered)
         if not known:  # nothing to read of it: the word must itself name a kind of thing ("country")
             said = bool(match.covered & {stem(n) for n in plan_words.CLASS_SYNONYMS})
+        said = said or (bool(match.covered) and match.covered <= possessed)
         if not (needed or said):
             return unread, None
         phrase = match.name.lower()

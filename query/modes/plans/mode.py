@@ -201,6 +201,10 @@ class PlanMode:
             plan.notes.append("no relation named: membership read as the country (P17, P131)")
         if not props:
             raise CannotExecute("the plan names no property")
+        if plan.operation == "count" and (duration := _DURATION.search(understanding.question)):
+            # a quantity's count is read as its value by the planner; what reaches here counts statements
+            said = f"{duration.group(0)!r} asks a duration"
+            return Outcome(None, f"{said}, and {'/'.join(props[-1])} counts statements, not time")
         ordered = [subjects[m] for m in plan.mentions if m in subjects]
         missing = [m for m in plan.mentions if m not in subjects]
         if missing and len(plan.mentions) >= 2 and _compares(plan):
@@ -414,6 +418,9 @@ _RANKING = re.compile(
     re.I,
 )
 """Words that rank what they qualify; "first" and "most recent" are left out: a lookup may say them."""
+
+_DURATION = re.compile(r"\bhow many (?:years|months|weeks|days|hours|minutes|decades|centuries)\b", re.I)
+"""A count of time units: a duration, which no number of statements is."""
 
 _WHERE_IT_LIES = frozenset({"P17", "P131", "P30", "P276", "P19", "P20"})
 """Properties whose places nest (a city's region, its country): a place not among the values may hold one."""

@@ -1159,3 +1159,28 @@ def test_a_leading_clause_only_dates_the_year(engine, dump):
     year, value = one_value_year(dump["Q586"], "P1082")
     result = engine.ask(f"Back when the Bundestag still met there, in {year}, how many people lived in Bonn?")
     assert result.mode == "kg-plan" and Decimal(result.answer.replace(",", "")) == value, result.route
+
+
+# -- fold15's trace (issue 35): what the subject possesses is asked, not the subject; a language's
+# speakers are not a population; a count of years is a duration
+
+
+def test_a_possessed_thing_outside_the_index_is_refused_not_answered_with_its_owner(engine, dump):
+    banks = [c["mainsnak"]["datavalue"]["value"]["id"] for c in best(dump["Q155"], "P1304")]
+    assert banks and all(b not in dump for b in banks)
+    result = engine.ask("When was Brazil's central bank set up?")
+    assert result.mode == "kg-plan" and result.unknown, result.route
+    assert "the hop lands on" in step(result).reason
+
+
+def test_a_language_s_speakers_are_not_its_country_s_population(engine, dump):
+    assert "P1098" not in dump["Q45"]["claims"]
+    result = engine.ask("How many people speak Portuguese?")
+    assert result.unknown, result.route
+    assert result.answer != f"{amount(current(dump['Q45'], 'P1082')):,}"
+
+
+def test_a_count_of_years_is_a_duration_not_a_count_of_statements(engine):
+    result = engine.ask("How many years does Chile's president serve?")
+    assert result.unknown, result.route
+    assert "asks a duration" in step(result).reason
