@@ -356,7 +356,8 @@ class PlanMode:
         return ops.rank(self.reads, subjects, props[-1], plan)
 
     def related(self, plan: QuestionPlan, props: list[list[str]], subjects: dict[str, Subject]) -> Outcome:
-        """A superlative over the items one relation of a named entity lists (``related``)."""
+        """One of the items one relation of a named entity lists: the one ranked first (a superlative),
+        or the one the question's names describe; then the plan's later relations on it (``related``)."""
         assert self.reads is not None and plan.set is not None and plan.set.owner is not None
         owner = subjects.get(plan.set.owner)
         set_props = plan.resolved.get(f"set:{plan.set.relation}", "").split(",")
