@@ -863,6 +863,13 @@ def test_fold14_properties_no_older_fold_asks(records: dict[str, dict]) -> None:
     assert records["nq-1561"]["answers"] == ["unknown"]
 
 
+def live_item_ids(entity: dict, prop: str) -> list[str]:
+    """The item ids an entity's non-deprecated ``prop`` statements name, read from its raw JSON."""
+    found = entity.get("claims", {}).get(prop, [])
+    return [c["mainsnak"].get("datavalue", {}).get("value", {}).get("id") for c in found
+            if c["rank"] != "deprecated"]  # fmt: skip
+
+
 def test_fold14_links_followed_backwards_and_close_calls(records: dict[str, dict]) -> None:
     """Tokke is the one entity whose neighbours (P47) name Seljord; its municipality number is 0833. The
     Settlers (2019) is the one entity whose country of origin (P495) is Germany; it has two genres. Saarland's
@@ -872,16 +879,11 @@ def test_fold14_links_followed_backwards_and_close_calls(records: dict[str, dict
     items = raw_entities(WIKIDATA_ITEMS)
     everything = {**raw_entities(WIKIDATA_API), **items}
 
-    def ids(entity: dict, prop: str) -> list[str]:
-        claims = entity.get("claims", {}).get(prop, [])
-        return [c["mainsnak"].get("datavalue", {}).get("value", {}).get("id") for c in claims
-                if c["rank"] != "deprecated"]  # fmt: skip
-
-    assert [q for q, e in everything.items() if "Q2236" in ids(e, "P47")] == ["Q2241"]
+    assert [q for q, e in everything.items() if "Q2236" in live_item_ids(e, "P47")] == ["Q2241"]
     assert [c["mainsnak"]["datavalue"]["value"] for c in items["Q2241"]["claims"]["P2504"]] == ["0833"]
     assert records["nq-1484"]["answers"] == ["0833"] and records["nq-1484"]["evidence"]["via"] == ["Q2241"]
-    assert [q for q, e in everything.items() if "Q183" in ids(e, "P495")] == ["Q61455660"]
-    assert len(set(ids(everything["Q61455660"], "P136"))) == 2
+    assert [q for q, e in everything.items() if "Q183" in live_item_ids(e, "P495")] == ["Q61455660"]
+    assert len(set(live_item_ids(everything["Q61455660"], "P136"))) == 2
     assert records["nq-1487"]["answers"] == ["2", "two"]
     preferred = [c for c in items["Q1201"]["claims"]["P17"] if c["rank"] == "preferred"]
     assert [c["mainsnak"]["datavalue"]["value"]["id"] for c in preferred] == ["Q183"]
@@ -947,11 +949,6 @@ def test_fold15_links_followed_backwards_years_and_close_calls(records: dict[str
     items = raw_entities(WIKIDATA_ITEMS)
     everything = {**raw_entities(WIKIDATA_API), **items}
 
-    def ids(entity: dict, prop: str) -> list[str]:
-        claims = entity.get("claims", {}).get(prop, [])
-        return [c["mainsnak"].get("datavalue", {}).get("value", {}).get("id") for c in claims
-                if c["rank"] != "deprecated"]  # fmt: skip
-
     def amounts(qid: str, prop: str) -> dict[str, str]:  # year -> amount of the statements dated that year
         out: dict[str, str] = {}
         for c in items[qid]["claims"][prop]:
@@ -959,10 +956,10 @@ def test_fold15_links_followed_backwards_years_and_close_calls(records: dict[str
                 out[when["datavalue"]["value"]["time"][1:5]] = c["mainsnak"]["datavalue"]["value"]["amount"]
         return out
 
-    assert [q for q, e in everything.items() if "Q398" in ids(e, "P530")] == ["Q878"]
+    assert [q for q, e in everything.items() if "Q398" in live_item_ids(e, "P530")] == ["Q878"]
     mids = [c["mainsnak"]["datavalue"]["value"] for c in items["Q878"]["claims"]["P2979"]]
     assert sorted(mids) == ["470", "471"] and sorted(records["nq-1588"]["answers"]) == ["470", "471"]
-    assert [q for q, e in everything.items() if "Q1718" in ids(e, "P190")] == ["Q1297"]
+    assert [q for q, e in everything.items() if "Q1718" in live_item_ids(e, "P190")] == ["Q1297"]
     assert records["nq-1592"]["evidence"]["via"] == ["Q1297"]
     malta, bahrain = amounts("Q233", "P1082"), amounts("Q398", "P1082")
     assert malta["1961"] == "+325250" and bahrain["1961"] == "+167924"

@@ -32,7 +32,7 @@ def members(reads: PlanReads, owner: Subject, set_properties: list[str]) -> list
     for prop in set_properties:
         statements = v.best_rank(reads.of(owner.entity_id, [prop]))
         ongoing = [s for s in statements if s.end_time is None and s.value_kind == "item" and s.value_item]
-        found = {s.value_item: entity_name(s.value_item_label) for s in ongoing if s.value_item}
+        found = {s.value_item: entity_name(s.value_item_label) for s in ongoing}
         if found:
             return [Subject(i, label) for i, label in found.items()]
     return []
