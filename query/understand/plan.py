@@ -149,7 +149,7 @@ class RulePlanner:
             names.unlinked += [
                 link.mention.text
                 for link in understanding.links
-                if link.mention.start > 0 and _PLACE_ADJECTIVE.fullmatch(link.mention.text)
+                if link.mention.start > 0 and words.NATIONALITY.fullmatch(link.mention.text)
             ][:1]
         notes: list[str] = []
         plan = QuestionPlan(operation=op, constraints=PlanConstraints(years=years), source="rules")
@@ -276,9 +276,7 @@ def _rank_related(
     (a hop's relation, or a property the rest of the question names). Returns the ranking reading."""
     owner = hop.entity if hop is not None else names.linked[0]
     relation = related.relation
-    plan.mentions = [owner]
-    plan.set = PlanSet(owner=owner, relation=relation.phrase.lower(), class_phrase=_class_noun(question))
-    plan.resolved[f"set:{relation.phrase.lower()}"] = ",".join((relation.property, *relation.fallbacks))
+    _owned_set(plan, owner, relation, PlanSet(class_phrase=_class_noun(question)))
     notes.append(
         f"the set: {owner}'s {relation.phrase!r} ({relation.property}), ranked by {related.ranked.phrase!r}"
     )
@@ -290,6 +288,14 @@ def _rank_related(
     elif related.then is not None:
         _relate(plan, related.then, notes, ", of the one ranked first")
     return related.ranked
+
+
+def _owned_set(plan: QuestionPlan, owner: str, relation: PropertyReading, base: PlanSet) -> None:
+    """The owner as the plan's only mention, and its set: what the relation lists (resolved under
+    ``set:``), with what ``base`` says of it (the class noun, or the describing names)."""
+    plan.mentions = [owner]
+    plan.set = base.model_copy(update={"owner": owner, "relation": relation.phrase.lower()})
+    plan.resolved[f"set:{relation.phrase.lower()}"] = ",".join((relation.property, *relation.fallbacks))
 
 
 def _described(
@@ -320,9 +326,7 @@ def _pick_described(
     """The plan of a described member: the owner as the only mention, the set's relation resolved under
     ``set:``, the names that describe the member, and what is asked of it as the relation."""
     owner, relation = names.linked[0], described.relation
-    plan.mentions = [owner]
-    plan.set = PlanSet(owner=owner, relation=relation.phrase.lower(), described=list(described.described))
-    plan.resolved[f"set:{relation.phrase.lower()}"] = ",".join((relation.property, *relation.fallbacks))
+    _owned_set(plan, owner, relation, PlanSet(described=list(described.described)))
     said = ", ".join(repr(d) for d in described.described)
     notes.append(f"one of {owner}'s {relation.phrase!r} ({relation.property}), described by {said}")
     return described.then
@@ -373,9 +377,6 @@ def _membership_reading(
         _relate(plan, reading, notes)
     return reading
 
-
-_PLACE_ADJECTIVE = re.compile(r"(?-i:[A-Z][a-z]+(?:an|ese|ish|i|ch))")
-"""How a country's adjective is written ("Israeli", "Thai", "German", "Chinese"): only a guess of the form."""
 
 _HOP_NOUNS = frozenset(
     {stem(n) for n in words.CLASS_SYNONYMS} | {stem(n) for n in ("capital", "country", "nation")}

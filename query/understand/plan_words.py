@@ -391,8 +391,8 @@ COUNTED = re.compile(
 )
 """What a count question counts: the words after "how many" or "the number of" ("municipalities that")."""
 NOT_COUNTED = re.compile(
-    r"\bhow many (?:[A-Z][a-z]+ )?(?:people|inhabitants|residents|folks|persons|human beings|children|kids"
-    r"|square|metres|meters|km"
+    r"\bhow many (?:(?-i:[A-Z][a-z]+) )?(?:people|inhabitants|residents|folks|persons|human beings|children"
+    r"|kids|square|metres|meters|km"
     r"|feet|lived|live|living|dwell\w*|resided|reside)\b"
     r"(?! (?:are|were|have been|is|was) (?:credited|listed|named|known|shown|involved|behind)\b)",
     re.I,
@@ -445,6 +445,10 @@ ORGANISATION_WORDS = re.compile(
 ABOVE = frozenset({"more than", "over", "above", "greater than", "larger than", "bigger than", "higher than",
                    "longer than", "taller than", "at least", "after", "later than", "top", "tops", "exceed",
                    "exceeds", "reach", "reaches", "reached"})  # fmt: skip
+
+NATIONALITY = re.compile(r"(?-i:[A-Z][a-z]+(?:an|ese|ish|i|ch))")
+"""How a country's adjective is written ("Israeli", "Thai", "German", "Norwegian", "Chinese", "French"):
+only a guess of the form."""
 
 CHAIN_HOPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p, re.I), hop)

@@ -139,11 +139,8 @@ def _optional(name: str, name_words: frozenset[str], covered: set[str], lenient:
     if len(covered - numbers) < 2 and not lenient:
         numbers = set()
     aside = {stem(w) for part in re.findall(r"\(([^()]*)\)", name) for w in content_words(part)}
-    return numbers | aside | {stem(w.lower()) for w in _NATIONALITY.findall(name)}
+    return numbers | aside | {stem(w.lower()) for w in name.split() if plan_words.NATIONALITY.fullmatch(w)}
 
-
-_NATIONALITY = re.compile(r"\b(?-i:[A-Z][a-z]+(?:ian|an|ish|ese|ch|i))\b")
-"""How a nationality's adjective is written ("Norwegian", "German", "Italian", "French", "Swedish")."""
 
 ADJECTIVES_OF = {stem(noun): frozenset(stem(a) for a in adjectives.split()) for noun, adjectives in (
     ("width", "wide"), ("breadth", "broad wide"), ("depth", "deep"), ("length", "long"),
